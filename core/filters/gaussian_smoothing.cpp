@@ -1,0 +1,119 @@
+// GaussianSmoother: kernel specialisation per axis, certainty precomputation, batching.
+#include "core/filters/gaussian_smoothing.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/device/launch.hpp"
+#include "core/filters/gaussian_taps.hpp"
+
+namespace rtf {
+namespace {
+
+constexpr const char* kSource = "smooth_separable.cl";
+
+std::array<size_t, 3> local_size(const std::array<int64_t, 3>& dims) {
+  return {dims[0] >= 32 ? size_t{32} : size_t{16}, 4, 1};
+}
+
+}  // namespace
+
+GaussianSmoother::GaussianSmoother(Device& device, std::array<int64_t, 3> dims, std::array<double, 3> voxel_mm,
+                                   SmoothingSpec spec, std::optional<std::span<const uint8_t>> mask,
+                                   int64_t max_batch_volumes)
+    : device_(device), dims_(dims), max_batch_(max_batch_volumes), masked_(mask.has_value()) {
+  for (int a = 0; a < 3; ++a) {
+    if (dims[a] < 1) throw std::invalid_argument(fmt::format("smoothing: dimension {} is {}", a, dims[a]));
+    if (!(voxel_mm[a] > 0.0)) throw std::invalid_argument(fmt::format("smoothing: voxel size {} is {}", a, voxel_mm[a]));
+  }
+  if (!(spec.fwhm_mm >= 0.0)) throw std::invalid_argument(fmt::format("smoothing: FWHM {} mm", spec.fwhm_mm));
+  if (max_batch_ < 1) throw std::invalid_argument("smoothing: batch of fewer than 1 volume");
+  const int64_t nvox = dims[0] * dims[1] * dims[2];
+  if (mask && static_cast<int64_t>(mask->size()) != nvox) {
+    throw std::invalid_argument(fmt::format("smoothing: mask has {} voxels, volume has {}", mask->size(), nvox));
+  }
+
+  for (int a = 0; a < 3; ++a) {
+    taps_[a] = gaussian_taps(fwhm_to_sigma(spec.fwhm_mm) / voxel_mm[a], spec.truncate_sigmas);
+    std::vector<float> taps_f(taps_[a].begin(), taps_[a].end());
+    tap_buffers_[a] = DeviceBuffer<float>(device, taps_f.size(), CL_MEM_READ_ONLY);
+    tap_buffers_[a].write(device.queue(), taps_f);
+    const int radius = static_cast<int>(taps_[a].size() / 2);
+    std::vector<std::string> defines = {fmt::format("AXIS={}", a), fmt::format("RADIUS={}", radius)};
+    if (!masked_) defines.emplace_back("NORMALIZE");
+    if (masked_ && a == 0) defines.emplace_back("MASK_INPUT");
+    if (masked_ && a == 2) defines.emplace_back("FINISH_MASKED");
+    kernels_[a] = device.kernel(kSource, "smooth_axis", defines);
+  }
+
+  const auto batch_voxels = static_cast<size_t>(nvox * max_batch_);
+  scratch_a_ = DeviceBuffer<float>(device, batch_voxels);
+  scratch_b_ = DeviceBuffer<float>(device, batch_voxels);
+  mask_ = DeviceBuffer<uint8_t>(device, static_cast<size_t>(nvox), CL_MEM_READ_ONLY);
+  certainty_ = DeviceBuffer<float>(device, static_cast<size_t>(nvox));
+  if (masked_) {
+    mask_.write(device.queue(), *mask);
+    // Certainty c * f: the mask as 0/1 floats smoothed with the same taps, zero padding, no normalisation.
+    DeviceBuffer<float> c0(device, static_cast<size_t>(nvox)), c1(device, static_cast<size_t>(nvox));
+    ClKernel to_float = device.kernel("mask_to_float.cl", "mask_to_float");
+    const int n = static_cast<int>(nvox);
+    set_args(to_float, mask_, c0, n);
+    launch<1>(device.queue(), to_float, {static_cast<size_t>(nvox)}, {64});
+    for (int a = 0; a < 3; ++a) {
+      const int radius = static_cast<int>(taps_[a].size() / 2);
+      ClKernel k = device.kernel(kSource, "smooth_axis", {fmt::format("AXIS={}", a), fmt::format("RADIUS={}", radius)});
+      const auto& src = (a % 2 == 0) ? c0 : c1;
+      auto& dst = (a == 2) ? certainty_ : ((a % 2 == 0) ? c1 : c0);
+      const int nx = static_cast<int>(dims_[0]), ny = static_cast<int>(dims_[1]), nz = static_cast<int>(dims_[2]);
+      const int one = 1;
+      set_args(k, src, dst, tap_buffers_[a], mask_, certainty_, nx, ny, nz, one);
+      launch<3>(device.queue(), k, {static_cast<size_t>(nx), static_cast<size_t>(ny), static_cast<size_t>(nz)},
+                local_size(dims_));
+    }
+    RTF_CL_CHECK(clFinish(device.queue()));
+  }
+}
+
+ClEvent GaussianSmoother::run_pass(int axis, const DeviceBuffer<float>& in, DeviceBuffer<float>& out,
+                                   int64_t num_volumes) {
+  const int nx = static_cast<int>(dims_[0]), ny = static_cast<int>(dims_[1]), nz = static_cast<int>(dims_[2]);
+  const int nvol = static_cast<int>(num_volumes);
+  set_args(kernels_[axis], in, out, tap_buffers_[axis], mask_, certainty_, nx, ny, nz, nvol);
+  return launch<3>(device_.queue(), kernels_[axis],
+                   {static_cast<size_t>(nx), static_cast<size_t>(ny), static_cast<size_t>(nz) * nvol},
+                   local_size(dims_));
+}
+
+ClEvent GaussianSmoother::enqueue(const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes) {
+  const auto needed = static_cast<size_t>(dims_[0] * dims_[1] * dims_[2] * num_volumes);
+  if (num_volumes < 1 || num_volumes > max_batch_) {
+    throw std::invalid_argument(fmt::format("smoothing: batch of {} volumes (max {})", num_volumes, max_batch_));
+  }
+  if (in.size() < needed || out.size() < needed) {
+    throw std::invalid_argument("smoothing: device buffers smaller than the batch");
+  }
+  run_pass(0, in, scratch_a_, num_volumes);
+  run_pass(1, scratch_a_, scratch_b_, num_volumes);
+  return run_pass(2, scratch_b_, out, num_volumes);
+}
+
+Image GaussianSmoother::smooth(const Image& image) {
+  const auto& h = image.header();
+  if (h.dims != dims_) throw std::invalid_argument("smoothing: image grid differs from the smoother's grid");
+  Image result(h);
+  const auto nvox = static_cast<size_t>(h.voxels_per_volume());
+  DeviceBuffer<float> in(device_, nvox * static_cast<size_t>(max_batch_));
+  DeviceBuffer<float> out(device_, nvox * static_cast<size_t>(max_batch_));
+  for (int64_t t0 = 0; t0 < image.nt(); t0 += max_batch_) {
+    const int64_t n = std::min(max_batch_, image.nt() - t0);
+    const auto count = nvox * static_cast<size_t>(n);
+    in.write(device_.queue(), std::span<const float>(image.data().data() + nvox * static_cast<size_t>(t0), count));
+    enqueue(in, out, n);
+    out.read(device_.queue(), std::span<float>(result.data().data() + nvox * static_cast<size_t>(t0), count));
+  }
+  return result;
+}
+
+}  // namespace rtf
