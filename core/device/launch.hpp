@@ -42,14 +42,16 @@ void set_args(const ClKernel& kernel, const Args&... args) {
 
 inline size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
+enum class EventMode { kReturn, kNone };  // kNone skips creating an event (less driver overhead)
+
 template <size_t N>
 ClEvent launch(cl_command_queue q, const ClKernel& kernel, std::array<size_t, N> global, std::array<size_t, N> local,
-               const std::vector<cl_event>& wait = {}) {
+               const std::vector<cl_event>& wait = {}, EventMode mode = EventMode::kReturn) {
   for (size_t i = 0; i < N; ++i) global[i] = round_up(global[i], local[i]);
   ClEvent event;
   RTF_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.get(), static_cast<cl_uint>(N), nullptr, global.data(), local.data(),
                                       static_cast<cl_uint>(wait.size()), wait.empty() ? nullptr : wait.data(),
-                                      event.out()));
+                                      mode == EventMode::kReturn ? event.out() : nullptr));
   return event;
 }
 

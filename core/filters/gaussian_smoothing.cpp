@@ -18,6 +18,11 @@ std::array<size_t, 3> local_size(const std::array<int64_t, 3>& dims) {
   return {dims[0] >= 32 ? size_t{32} : size_t{16}, 4, 1};
 }
 
+std::vector<std::string> grid_defines(const std::array<int64_t, 3>& dims, int axis, int radius) {
+  return {fmt::format("NX={}", dims[0]), fmt::format("NY={}", dims[1]), fmt::format("NZ={}", dims[2]),
+          fmt::format("AXIS={}", axis), fmt::format("RADIUS={}", radius)};
+}
+
 }  // namespace
 
 GaussianSmoother::GaussianSmoother(Device& device, std::array<int64_t, 3> dims, std::array<double, 3> voxel_mm,
@@ -31,6 +36,10 @@ GaussianSmoother::GaussianSmoother(Device& device, std::array<int64_t, 3> dims, 
   if (!(spec.fwhm_mm >= 0.0)) throw std::invalid_argument(fmt::format("smoothing: FWHM {} mm", spec.fwhm_mm));
   if (max_batch_ < 1) throw std::invalid_argument("smoothing: batch of fewer than 1 volume");
   const int64_t nvox = dims[0] * dims[1] * dims[2];
+  if (nvox * max_batch_ >= (int64_t{1} << 31)) {
+    throw std::invalid_argument(fmt::format("smoothing: batch of {} voxels exceeds 2^31; use smaller batches",
+                                            nvox * max_batch_));
+  }
   if (mask && static_cast<int64_t>(mask->size()) != nvox) {
     throw std::invalid_argument(fmt::format("smoothing: mask has {} voxels, volume has {}", mask->size(), nvox));
   }
@@ -41,7 +50,7 @@ GaussianSmoother::GaussianSmoother(Device& device, std::array<int64_t, 3> dims, 
     tap_buffers_[a] = DeviceBuffer<float>(device, taps_f.size(), CL_MEM_READ_ONLY);
     tap_buffers_[a].write(device.queue(), taps_f);
     const int radius = static_cast<int>(taps_[a].size() / 2);
-    std::vector<std::string> defines = {fmt::format("AXIS={}", a), fmt::format("RADIUS={}", radius)};
+    std::vector<std::string> defines = grid_defines(dims, a, radius);
     if (!masked_) defines.emplace_back("NORMALIZE");
     if (masked_ && a == 0) defines.emplace_back("MASK_INPUT");
     if (masked_ && a == 2) defines.emplace_back("FINISH_MASKED");
@@ -63,13 +72,13 @@ GaussianSmoother::GaussianSmoother(Device& device, std::array<int64_t, 3> dims, 
     launch<1>(device.queue(), to_float, {static_cast<size_t>(nvox)}, {64});
     for (int a = 0; a < 3; ++a) {
       const int radius = static_cast<int>(taps_[a].size() / 2);
-      ClKernel k = device.kernel(kSource, "smooth_axis", {fmt::format("AXIS={}", a), fmt::format("RADIUS={}", radius)});
+      ClKernel k = device.kernel(kSource, "smooth_axis", grid_defines(dims, a, radius));
       const auto& src = (a % 2 == 0) ? c0 : c1;
       auto& dst = (a == 2) ? certainty_ : ((a % 2 == 0) ? c1 : c0);
-      const int nx = static_cast<int>(dims_[0]), ny = static_cast<int>(dims_[1]), nz = static_cast<int>(dims_[2]);
       const int one = 1;
-      set_args(k, src, dst, tap_buffers_[a], mask_, certainty_, nx, ny, nz, one);
-      launch<3>(device.queue(), k, {static_cast<size_t>(nx), static_cast<size_t>(ny), static_cast<size_t>(nz)},
+      set_args(k, src, dst, tap_buffers_[a], mask_, certainty_, one);
+      launch<3>(device.queue(), k,
+                {static_cast<size_t>(dims_[0]), static_cast<size_t>(dims_[1]), static_cast<size_t>(dims_[2])},
                 local_size(dims_));
     }
     RTF_CL_CHECK(clFinish(device.queue()));
@@ -77,16 +86,16 @@ GaussianSmoother::GaussianSmoother(Device& device, std::array<int64_t, 3> dims, 
 }
 
 ClEvent GaussianSmoother::run_pass(int axis, const DeviceBuffer<float>& in, DeviceBuffer<float>& out,
-                                   int64_t num_volumes) {
-  const int nx = static_cast<int>(dims_[0]), ny = static_cast<int>(dims_[1]), nz = static_cast<int>(dims_[2]);
+                                   int64_t num_volumes, EventMode mode) {
   const int nvol = static_cast<int>(num_volumes);
-  set_args(kernels_[axis], in, out, tap_buffers_[axis], mask_, certainty_, nx, ny, nz, nvol);
+  set_args(kernels_[axis], in, out, tap_buffers_[axis], mask_, certainty_, nvol);
   return launch<3>(device_.queue(), kernels_[axis],
-                   {static_cast<size_t>(nx), static_cast<size_t>(ny), static_cast<size_t>(nz) * nvol},
-                   local_size(dims_));
+                   {static_cast<size_t>(dims_[0]), static_cast<size_t>(dims_[1]), static_cast<size_t>(dims_[2]) * nvol},
+                   local_size(dims_), {}, mode);
 }
 
-ClEvent GaussianSmoother::enqueue(const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes) {
+void GaussianSmoother::check_batch(const DeviceBuffer<float>& in, const DeviceBuffer<float>& out,
+                                   int64_t num_volumes) const {
   const auto needed = static_cast<size_t>(dims_[0] * dims_[1] * dims_[2] * num_volumes);
   if (num_volumes < 1 || num_volumes > max_batch_) {
     throw std::invalid_argument(fmt::format("smoothing: batch of {} volumes (max {})", num_volumes, max_batch_));
@@ -94,9 +103,24 @@ ClEvent GaussianSmoother::enqueue(const DeviceBuffer<float>& in, DeviceBuffer<fl
   if (in.size() < needed || out.size() < needed) {
     throw std::invalid_argument("smoothing: device buffers smaller than the batch");
   }
-  run_pass(0, in, scratch_a_, num_volumes);
-  run_pass(1, scratch_a_, scratch_b_, num_volumes);
-  return run_pass(2, scratch_b_, out, num_volumes);
+}
+
+ClEvent GaussianSmoother::enqueue(const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes,
+                                  ClEvent* first_pass) {
+  check_batch(in, out, num_volumes);
+  ClEvent first = run_pass(0, in, scratch_a_, num_volumes, first_pass ? EventMode::kReturn : EventMode::kNone);
+  if (first_pass) *first_pass = std::move(first);
+  run_pass(1, scratch_a_, scratch_b_, num_volumes, EventMode::kNone);
+  return run_pass(2, scratch_b_, out, num_volumes, EventMode::kReturn);
+}
+
+std::array<double, 3> GaussianSmoother::profile_passes(const DeviceBuffer<float>& in, DeviceBuffer<float>& out,
+                                                       int64_t num_volumes) {
+  check_batch(in, out, num_volumes);
+  std::array<ClEvent, 3> events = {run_pass(0, in, scratch_a_, num_volumes, EventMode::kReturn),
+                                   run_pass(1, scratch_a_, scratch_b_, num_volumes, EventMode::kReturn),
+                                   run_pass(2, scratch_b_, out, num_volumes, EventMode::kReturn)};
+  return {event_milliseconds(events[0]), event_milliseconds(events[1]), event_milliseconds(events[2])};
 }
 
 Image GaussianSmoother::smooth(const Image& image) {

@@ -12,6 +12,7 @@
 
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
+#include "core/device/launch.hpp"
 #include "core/image/image.hpp"
 
 namespace rtf {
@@ -29,8 +30,13 @@ class GaussianSmoother {
                    std::optional<std::span<const uint8_t>> mask = std::nullopt, int64_t max_batch_volumes = 1);
 
   // Smooths `num_volumes` volumes from `in` into `out` (both device buffers of at least that many
-  // volumes; may be the same buffer). Enqueued on the compute queue; returns the last pass's event.
-  ClEvent enqueue(const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes);
+  // volumes; may be the same buffer). Enqueued on the compute queue; returns the last pass's event
+  // and, if `first_pass` is given, stores the first pass's event there (for timing).
+  ClEvent enqueue(const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes,
+                  ClEvent* first_pass = nullptr);
+
+  // Runs the three passes with an event each and returns their device times in ms (benchmarks).
+  std::array<double, 3> profile_passes(const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes);
 
   // Host convenience: uploads, smooths every volume (in batches) and downloads.
   Image smooth(const Image& image);
@@ -39,7 +45,9 @@ class GaussianSmoother {
   int64_t max_batch_volumes() const { return max_batch_; }
 
  private:
-  ClEvent run_pass(int axis, const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes);
+  ClEvent run_pass(int axis, const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes,
+                   EventMode mode);
+  void check_batch(const DeviceBuffer<float>& in, const DeviceBuffer<float>& out, int64_t num_volumes) const;
 
   Device& device_;
   std::array<int64_t, 3> dims_;
