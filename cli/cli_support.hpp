@@ -1,0 +1,31 @@
+// Helpers shared by subcommands: opening the selected device (logged), timing, grid checks.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "cli/command_registry.hpp"
+#include "core/device/device.hpp"
+#include "core/image/image.hpp"
+
+namespace rtf::cli {
+
+// Opens the device chosen by --device / $RTFMRI_DEVICE (else GPU, else CPU) and logs which one.
+std::unique_ptr<Device> open_device(const GlobalOptions& globals);
+
+// Throws std::invalid_argument naming both files when `other` is not on the same voxel grid as `ref`.
+void require_same_grid(const ImageHeader& ref, const std::string& ref_name, const ImageHeader& other,
+                       const std::string& other_name);
+
+class Stopwatch {
+ public:
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace rtf::cli
