@@ -99,13 +99,15 @@ nlohmann::json base_line(const char* bench, const Grid& g, int64_t volumes, cons
           {"fraction_of_copy", gbs / copy_gbs}};
 }
 
-void bench_smoothing(Device& dev, const Options& opt, const Grid& g, int64_t volumes, double fwhm, double copy_gbs) {
+void bench_smoothing(Device& dev, const Options& opt, const Grid& g, int64_t volumes, double fwhm, double copy_gbs,
+                     rtf::SmoothingPath path) {
   auto img = rtf::sim::random_image({g.dims, volumes, g.voxel_mm, 1.0, 0.0f, 1000.0f, 42});
-  rtf::GaussianSmoother smoother(dev, g.dims, g.voxel_mm, {fwhm, 4.0}, std::nullopt, volumes);
+  rtf::GaussianSmoother smoother(dev, g.dims, g.voxel_mm, {fwhm, 4.0, path}, std::nullopt, volumes);
   const auto n = static_cast<size_t>(g.voxels() * volumes);
   DeviceBuffer<float> in(dev, n), out(dev, n);
   in.write(dev.queue(), img.data());
-  // Each of the three passes reads and writes every voxel once (the fewest bytes a separable pass moves).
+  // Counted as three separable passes, each reading and writing every voxel once, whichever path runs
+  // (the fused kernel does the same work while moving a third of those bytes through device memory).
   const double bytes = 3.0 * 2.0 * 4.0 * static_cast<double>(n);
   auto m = measure(dev, opt, [&] {
     ClEvent start;
@@ -114,9 +116,10 @@ void bench_smoothing(Device& dev, const Options& opt, const Grid& g, int64_t vol
   });
   auto line = base_line("smooth", g, volumes, dev, m, bytes, copy_gbs);
   line["fwhm_mm"] = fwhm;
+  line["path"] = smoother.fused() ? "fused" : "separable";
   line["voxel_mm"] = g.voxel_mm;
   line["taps"] = {smoother.taps()[0].size(), smoother.taps()[1].size(), smoother.taps()[2].size()};
-  // Per-pass device times (median over runs) to separate kernel time from gaps between launches.
+  // Per-pass device times of the separable path (median over runs): kernel time vs gaps between launches.
   std::array<std::vector<double>, 3> per_pass;
   for (int i = 0; i < opt.runs; ++i) {
     const auto p = smoother.profile_passes(in, out, volumes);
@@ -172,12 +175,18 @@ int main(int argc, char** argv) {
     const Grid large{{104, 104, 72}, {2.0, 2.0, 2.0}};
     for (const Grid& g : {small, large}) {
       if (want("smooth")) {
-        bench_smoothing(*dev, opt, g, 1, 6.0, copy_gbs);
-        bench_smoothing(*dev, opt, g, 16, 6.0, copy_gbs);
+        for (auto path : {rtf::SmoothingPath::kSeparablePasses, rtf::SmoothingPath::kFused}) {
+          bench_smoothing(*dev, opt, g, 1, 6.0, copy_gbs, path);
+          bench_smoothing(*dev, opt, g, 16, 6.0, copy_gbs, path);
+        }
       }
       if (want("sum")) bench_sum(*dev, opt, g, copy_gbs);
     }
-    if (large_batch && want("smooth")) bench_smoothing(*dev, opt, {{64, 64, 33}, {3.75, 3.75, 4.0}}, 160, 6.0, copy_gbs);
+    if (large_batch && want("smooth")) {
+      for (auto path : {rtf::SmoothingPath::kSeparablePasses, rtf::SmoothingPath::kFused}) {
+        bench_smoothing(*dev, opt, {{64, 64, 33}, {3.75, 3.75, 4.0}}, 160, 6.0, copy_gbs, path);
+      }
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench: error: %s\n", e.what());
     return 1;

@@ -13,6 +13,9 @@ namespace rtf {
 namespace {
 
 constexpr const char* kSource = "smooth_separable.cl";
+constexpr size_t kFusedWorkGroup = 256;
+
+size_t ceil_div(int64_t a, int b) { return static_cast<size_t>((a + b - 1) / b); }
 
 std::array<size_t, 3> local_size(const std::array<int64_t, 3>& dims) {
   return {dims[0] >= 32 ? size_t{32} : size_t{16}, 4, 1};
@@ -57,6 +60,7 @@ GaussianSmoother::GaussianSmoother(Device& device, std::array<int64_t, 3> dims, 
     kernels_[a] = device.kernel(kSource, "smooth_axis", defines);
   }
 
+  fused_ = setup_fused(spec.path);
   const auto batch_voxels = static_cast<size_t>(nvox * max_batch_);
   scratch_a_ = DeviceBuffer<float>(device, batch_voxels);
   scratch_b_ = DeviceBuffer<float>(device, batch_voxels);
@@ -94,6 +98,39 @@ ClEvent GaussianSmoother::run_pass(int axis, const DeviceBuffer<float>& in, Devi
                    local_size(dims_), {}, mode);
 }
 
+bool GaussianSmoother::setup_fused(SmoothingPath path) {
+  if (path == SmoothingPath::kSeparablePasses) return false;
+  if (masked_) {
+    if (path == SmoothingPath::kFused) throw std::invalid_argument("smoothing: the fused kernel has no masked variant");
+    return false;
+  }
+  std::array<int, 3> radius{};
+  for (int a = 0; a < 3; ++a) radius[a] = static_cast<int>(taps_[a].size() / 2);
+  // Largest tile whose halo fits in local memory (at most 48 KiB, the portable limit per work-group).
+  // kAuto stops at 32 KiB: measured on an H100 (docs/performance.md), tiles above that leave too few
+  // work-groups per multiprocessor and the separable passes win.
+  const size_t local_limit =
+      std::min<size_t>(device_.info().local_mem_bytes, path == SmoothingPath::kAuto ? 32 * 1024 : 48 * 1024);
+  for (const auto& tile : {std::array<int, 3>{16, 8, 8}, std::array<int, 3>{8, 8, 8}, std::array<int, 3>{8, 8, 4}}) {
+    const size_t lx = static_cast<size_t>(tile[0] + 2 * radius[0]) | 1u;
+    const size_t bytes = lx * static_cast<size_t>(tile[1] + 2 * radius[1]) *
+                         static_cast<size_t>(tile[2] + 2 * radius[2]) * sizeof(float);
+    if (bytes > local_limit) continue;
+    fused_tile_ = tile;
+    fused_kernel_ = device_.kernel(
+        "smooth_fused.cl", "smooth_fused",
+        {fmt::format("NX={}", dims_[0]), fmt::format("NY={}", dims_[1]), fmt::format("NZ={}", dims_[2]),
+         fmt::format("TX={}", tile[0]), fmt::format("TY={}", tile[1]), fmt::format("TZ={}", tile[2]),
+         fmt::format("RX={}", radius[0]), fmt::format("RY={}", radius[1]), fmt::format("RZ={}", radius[2]),
+         fmt::format("WG={}", kFusedWorkGroup)});
+    return true;
+  }
+  if (path == SmoothingPath::kFused) {
+    throw std::invalid_argument("smoothing: filter too wide for the fused kernel's local-memory tile");
+  }
+  return false;
+}
+
 void GaussianSmoother::check_batch(const DeviceBuffer<float>& in, const DeviceBuffer<float>& out,
                                    int64_t num_volumes) const {
   const auto needed = static_cast<size_t>(dims_[0] * dims_[1] * dims_[2] * num_volumes);
@@ -103,11 +140,24 @@ void GaussianSmoother::check_batch(const DeviceBuffer<float>& in, const DeviceBu
   if (in.size() < needed || out.size() < needed) {
     throw std::invalid_argument("smoothing: device buffers smaller than the batch");
   }
+  if (fused_ && in.get() == out.get()) {
+    throw std::invalid_argument("smoothing: the fused kernel cannot smooth in place; use separate buffers");
+  }
 }
 
 ClEvent GaussianSmoother::enqueue(const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes,
                                   ClEvent* first_pass) {
   check_batch(in, out, num_volumes);
+  if (fused_) {
+    const int nvol = static_cast<int>(num_volumes);
+    set_args(fused_kernel_, in, out, tap_buffers_[0], tap_buffers_[1], tap_buffers_[2], nvol);
+    ClEvent event = launch<3>(device_.queue(), fused_kernel_,
+                              {ceil_div(dims_[0], fused_tile_[0]) * kFusedWorkGroup, ceil_div(dims_[1], fused_tile_[1]),
+                               ceil_div(dims_[2], fused_tile_[2]) * static_cast<size_t>(num_volumes)},
+                              {kFusedWorkGroup, 1, 1});
+    if (first_pass) *first_pass = event;
+    return event;
+  }
   ClEvent first = run_pass(0, in, scratch_a_, num_volumes, first_pass ? EventMode::kReturn : EventMode::kNone);
   if (first_pass) *first_pass = std::move(first);
   run_pass(1, scratch_a_, scratch_b_, num_volumes, EventMode::kNone);

@@ -17,9 +17,15 @@
 
 namespace rtf {
 
+// How the device computes it: kAuto takes the fused one-launch kernel (smooth_fused.cl) when the
+// smoothing is unmasked and the tile with its halo fits in 32 KiB of local memory (small filters, e.g.
+// FWHM 6 mm on 3 mm voxels), else three separable passes (faster for wide filters, measured).
+enum class SmoothingPath { kAuto, kSeparablePasses, kFused };
+
 struct SmoothingSpec {
   double fwhm_mm = 6.0;          // isotropic FWHM in mm (converted per axis by the voxel size)
   double truncate_sigmas = 4.0;  // filter half-width in sigmas
+  SmoothingPath path = SmoothingPath::kAuto;
 };
 
 class GaussianSmoother {
@@ -30,7 +36,7 @@ class GaussianSmoother {
                    std::optional<std::span<const uint8_t>> mask = std::nullopt, int64_t max_batch_volumes = 1);
 
   // Smooths `num_volumes` volumes from `in` into `out` (both device buffers of at least that many
-  // volumes; may be the same buffer). Enqueued on the compute queue; returns the last pass's event
+  // volumes; distinct buffers). Enqueued on the compute queue; returns the last pass's event
   // and, if `first_pass` is given, stores the first pass's event there (for timing).
   ClEvent enqueue(const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes,
                   ClEvent* first_pass = nullptr);
@@ -43,16 +49,21 @@ class GaussianSmoother {
 
   const std::array<std::vector<double>, 3>& taps() const { return taps_; }
   int64_t max_batch_volumes() const { return max_batch_; }
+  bool fused() const { return fused_; }
 
  private:
   ClEvent run_pass(int axis, const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes,
                    EventMode mode);
+  bool setup_fused(SmoothingPath path);
   void check_batch(const DeviceBuffer<float>& in, const DeviceBuffer<float>& out, int64_t num_volumes) const;
 
   Device& device_;
   std::array<int64_t, 3> dims_;
   int64_t max_batch_;
   bool masked_;
+  bool fused_ = false;
+  std::array<int, 3> fused_tile_{};
+  ClKernel fused_kernel_;
   std::array<std::vector<double>, 3> taps_;
   std::array<DeviceBuffer<float>, 3> tap_buffers_;
   std::array<ClKernel, 3> kernels_;

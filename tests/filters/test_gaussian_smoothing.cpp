@@ -41,13 +41,17 @@ TEST_P(SmoothingTest, MatchesDirectReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   auto img = sim::random_image({c.dims, c.volumes, c.voxel, 2.0, 0.0f, 1000.0f, seed});
   Device& dev = test::test_device();
-  GaussianSmoother smoother(dev, c.dims, c.voxel, {c.fwhm, 4.0}, std::nullopt, 2);
-  const Image out = smoother.smooth(img);
-  for (int64_t t = 0; t < c.volumes; ++t) {
-    const auto ref = reference::smooth_volume(img.volume(t), c.dims, smoother.taps());
-    const auto d = test::compare(out.volume(t), ref);
-    EXPECT_EQ(d.non_finite, 0);
-    EXPECT_LT(d.max_abs, kTolerance) << test::describe(d);
+  for (SmoothingPath path : {SmoothingPath::kSeparablePasses, SmoothingPath::kFused}) {
+    SCOPED_TRACE(path == SmoothingPath::kFused ? "fused kernel" : "separable passes");
+    GaussianSmoother smoother(dev, c.dims, c.voxel, {c.fwhm, 4.0, path}, std::nullopt, 2);
+    ASSERT_EQ(smoother.fused(), path == SmoothingPath::kFused);
+    const Image out = smoother.smooth(img);
+    for (int64_t t = 0; t < c.volumes; ++t) {
+      const auto ref = reference::smooth_volume(img.volume(t), c.dims, smoother.taps());
+      const auto d = test::compare(out.volume(t), ref);
+      EXPECT_EQ(d.non_finite, 0);
+      EXPECT_LT(d.max_abs, kTolerance) << test::describe(d);
+    }
   }
 }
 
@@ -91,9 +95,11 @@ TEST(Smoothing, ConstantImageStaysConstantUpToEdges) {
   h.dims = {19, 15, 9};
   h.voxel_mm = {2.0, 2.0, 2.0};
   Image img(h, 123.0f);
-  GaussianSmoother smoother(dev, h.dims, h.voxel_mm, {6.0, 4.0});
-  const Image out = smoother.smooth(img);
-  for (float v : out.data()) ASSERT_NEAR(v, 123.0f, 1e-3f);
+  for (SmoothingPath path : {SmoothingPath::kSeparablePasses, SmoothingPath::kFused}) {
+    GaussianSmoother smoother(dev, h.dims, h.voxel_mm, {6.0, 4.0, path});
+    const Image out = smoother.smooth(img);
+    for (float v : out.data()) ASSERT_NEAR(v, 123.0f, 1e-3f);
+  }
 }
 
 TEST(Smoothing, ZeroFwhmIsIdentity) {
@@ -102,6 +108,22 @@ TEST(Smoothing, ZeroFwhmIsIdentity) {
   GaussianSmoother smoother(dev, img.header().dims, img.header().voxel_mm, {0.0, 4.0});
   const Image out = smoother.smooth(img);
   EXPECT_EQ(out.data(), img.data());
+}
+
+TEST(Smoothing, FusedPathRulesAndFallback) {
+  Device& dev = test::test_device();
+  // Auto picks the fused kernel for unmasked smoothing with a small filter...
+  EXPECT_TRUE(GaussianSmoother(dev, {20, 20, 20}, {3, 3, 3}, {6.0, 4.0}).fused());
+  // ...and falls back to separable passes when the halo cannot fit in local memory.
+  EXPECT_FALSE(GaussianSmoother(dev, {20, 20, 20}, {1, 1, 1}, {30.0, 4.0}).fused());
+  EXPECT_THROW(GaussianSmoother(dev, {20, 20, 20}, {1, 1, 1}, {30.0, 4.0, SmoothingPath::kFused}),
+               std::invalid_argument);
+  std::vector<uint8_t> mask(20 * 20 * 20, 1);
+  EXPECT_FALSE(GaussianSmoother(dev, {20, 20, 20}, {2, 2, 2}, {6.0, 4.0}, std::span<const uint8_t>(mask)).fused());
+  // In-place smoothing is refused on the fused path rather than racing.
+  GaussianSmoother fused(dev, {20, 20, 20}, {3, 3, 3}, {6.0, 4.0, SmoothingPath::kFused});
+  DeviceBuffer<float> buf(dev, 8000);
+  EXPECT_THROW(fused.enqueue(buf, buf, 1), std::invalid_argument);
 }
 
 TEST(Smoothing, RejectsBadArguments) {
