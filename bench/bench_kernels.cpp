@@ -13,6 +13,9 @@
 #include "core/device/launch.hpp"
 #include "core/filters/device_reduce.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
+#include "core/temporal/detrend.hpp"
+#include "core/temporal/slice_order.hpp"
+#include "core/temporal/slice_timing.hpp"
 #include "sim/random_image.hpp"
 
 namespace {
@@ -141,6 +144,47 @@ void bench_smoothing(Device& dev, const Options& opt, const Grid& g, int64_t vol
   rtf::bench::print_line(line);
 }
 
+// Series kernels (slice timing, detrending): the fewest bytes are one read and one write of the series.
+void bench_series(Device& dev, const Options& opt, const Grid& g, int64_t volumes, double copy_gbs) {
+  auto img = rtf::sim::random_image({g.dims, volumes, g.voxel_mm, 1.0, 0.0f, 1000.0f, 7});
+  const auto n = static_cast<size_t>(g.voxels() * volumes);
+  DeviceBuffer<float> in(dev, n), out(dev, n);
+  in.write(dev.queue(), img.data());
+  const double bytes = 2.0 * 4.0 * static_cast<double>(n);
+  const int nz = static_cast<int>(g.dims[2]);
+  for (auto method : {rtf::Interpolation::kSinc, rtf::Interpolation::kCubic}) {
+    rtf::SliceTimingSpec spec;
+    spec.tr_s = 1.0;
+    spec.slice_times_s = rtf::slice_times(rtf::SliceOrder::kInterleaved, nz, 1.0);
+    spec.method = method;
+    rtf::SliceTimingCorrector corrector(dev, g.dims, volumes, spec);
+    auto m = measure(dev, opt, [&] {
+      ClEvent e = corrector.enqueue(in, out);
+      ClEvent same = e;
+      return std::make_pair(std::move(e), std::move(same));
+    });
+    auto line = base_line("slicetime", g, volumes, dev, m, bytes, copy_gbs);
+    line["method"] = rtf::to_string(method);
+    line["taps"] = 2 * corrector.radius() + 1;
+    rtf::bench::print_line(line);
+  }
+  for (int variant = 0; variant < 2; ++variant) {
+    rtf::DetrendSpec spec;
+    if (variant == 0) spec.poly_order = 3;
+    else spec.highpass_cutoff_s = 32.0;  // TR 1 s
+    rtf::Detrender detrender(dev, g.voxels(), volumes, 1.0, spec);
+    auto m = measure(dev, opt, [&] {
+      ClEvent e = detrender.enqueue(in, out);
+      ClEvent same = e;
+      return std::make_pair(std::move(e), std::move(same));
+    });
+    auto line = base_line("detrend", g, volumes, dev, m, bytes, copy_gbs);
+    line["basis"] = variant == 0 ? "legendre-3" : "dct-32s";
+    line["basis_columns"] = detrender.basis().cols();
+    rtf::bench::print_line(line);
+  }
+}
+
 void bench_sum(Device& dev, const Options& opt, const Grid& g, double copy_gbs) {
   rtf::DeviceSum summer(dev);
   const auto n = static_cast<size_t>(g.voxels());
@@ -174,6 +218,10 @@ int main(int argc, char** argv) {
   app.add_option("--runs", opt.runs, "Timed runs (median and p95 over these)")->check(CLI::PositiveNumber);
   app.add_option("--filter", opt.filter, "Only benchmarks whose name contains this");
   bool large_batch = false;
+  int64_t series_volumes = 100;
+  app.add_option("--series-volumes", series_volumes, "Volumes per series for slice timing and detrending")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_flag("--large-batch", large_batch, "Also run the 160-volume batch (BROCCOLI's 64x64x33x160 case)");
   CLI11_PARSE(app, argc, argv);
 
@@ -192,6 +240,7 @@ int main(int argc, char** argv) {
         }
       }
       if (want("sum")) bench_sum(*dev, opt, g, copy_gbs);
+      if (want("slicetime") || want("detrend")) bench_series(*dev, opt, g, series_volumes, copy_gbs);
     }
     if (large_batch && want("smooth")) {
       for (auto path : {rtf::SmoothingPath::kSeparablePasses, rtf::SmoothingPath::kFused}) {
