@@ -113,6 +113,9 @@ bool GaussianSmoother::setup_fused(SmoothingPath path) {
   if (path == SmoothingPath::kSeparablePasses) return false;
   // On CPU devices (PoCL) work-group barriers and local memory are emulated: measured 4x slower there.
   if (path == SmoothingPath::kAuto && !device_.info().is_gpu()) return false;
+  // Batches of volumes fill the GPU with the separable passes, which then run closer to copy speed
+  // (measured); the fused kernel wins for one volume per launch, the live per-TR case.
+  if (path == SmoothingPath::kAuto && max_batch_ > 1) return false;
   if (masked_) {
     if (path == SmoothingPath::kFused) throw std::invalid_argument("smoothing: the fused kernel has no masked variant");
     return false;

@@ -18,9 +18,9 @@
 namespace rtf {
 
 // How the device computes it: kAuto takes the fused one-launch kernel (smooth_fused.cl) when the
-// smoothing is unmasked, the device is a GPU and the tile with its halo fits in 32 KiB of local memory
-// (small filters, e.g. FWHM 6 mm on 3 mm voxels), else three separable passes (faster for wide filters
-// and on CPU devices, measured: docs/performance.md).
+// smoothing is unmasked, one volume per launch, the device is a GPU and the tile with its halo fits in
+// 32 KiB of local memory (small filters, e.g. FWHM 6 mm on 3 mm voxels), else three separable passes
+// (faster for batches, wide filters and CPU devices, measured: docs/performance.md).
 enum class SmoothingPath { kAuto, kSeparablePasses, kFused };
 
 struct SmoothingSpec {
