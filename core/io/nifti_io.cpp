@@ -1,0 +1,314 @@
+// NIfTI file reading and writing: locating the header and data files, size checks against the file,
+// streaming the voxel data through a bounded buffer with conversion to/from float32.
+#include "core/io/nifti_io.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <system_error>
+#include <type_traits>
+
+#include "core/io/byte_stream.hpp"
+#include "core/io/nifti_header.hpp"
+
+namespace rtf {
+
+NiftiError::NiftiError(const std::filesystem::path& file, const std::string& problem)
+    : std::runtime_error(fmt::format("{}: {}", file.string(), problem)), file_(file) {}
+
+namespace {
+
+namespace fs = std::filesystem;
+using nifti_detail::DecodedHeader;
+
+constexpr size_t kChunkVoxels = size_t{1} << 20;  // voxels converted per buffer fill (<= 8 MiB of bytes)
+
+struct Files {
+  fs::path header;
+  bool header_gz = false;
+  fs::path data;  // empty until known (pair whose .img is missing)
+  bool data_gz = false;
+  bool pair = false;  // .hdr + .img
+};
+
+std::string lower_name(const fs::path& path) {
+  std::string name = path.filename().string();
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void require_regular_file(const fs::path& path, const fs::path& reported) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) {
+    throw NiftiError(reported,
+                     path == reported ? "file not found" : fmt::format("data file {} not found", path.string()));
+  }
+  if (!fs::is_regular_file(status)) throw NiftiError(reported, fmt::format("{} is not a regular file", path.string()));
+}
+
+Files locate(const fs::path& path) {
+  const std::string name = lower_name(path);
+  Files f;
+  f.header = path;
+  if (ends_with(name, ".nii") || ends_with(name, ".nii.gz")) {
+    f.header_gz = ends_with(name, ".gz");
+    f.data = path;
+    f.data_gz = f.header_gz;
+  } else if (ends_with(name, ".hdr") || ends_with(name, ".hdr.gz")) {
+    f.pair = true;
+    f.header_gz = ends_with(name, ".gz");
+    const std::string stem = path.filename().string().substr(0, name.size() - (f.header_gz ? 7 : 4));
+    for (const char* ext : {".img", ".img.gz"}) {
+      const fs::path candidate = path.parent_path() / (stem + ext);
+      std::error_code ec;
+      if (fs::exists(candidate, ec)) {
+        f.data = candidate;
+        f.data_gz = ends_with(std::string(ext), ".gz");
+        break;
+      }
+    }
+  } else if (ends_with(name, ".img") || ends_with(name, ".img.gz")) {
+    throw NiftiError(path, "this is the data half of a .hdr/.img pair; open the .hdr file");
+  } else {
+    throw NiftiError(path, "unsupported file name extension (expected .nii, .nii.gz or .hdr)");
+  }
+  return f;
+}
+
+// Reads and validates the header; checks the data file's presence and (uncompressed) size.
+DecodedHeader read_header(const fs::path& path, const NiftiReadLimits& limits, Files& files) {
+  require_regular_file(path, path);
+  files = locate(path);
+  std::vector<uint8_t> bytes(nifti_detail::kMaxHeaderSize);
+  try {
+    io::ByteReader reader(files.header, files.header_gz);
+    bytes.resize(reader.read(bytes.data(), bytes.size()));
+  } catch (const std::runtime_error& e) {
+    throw NiftiError(path, fmt::format("cannot read header: {}", e.what()));
+  }
+  if (!files.header_gz && bytes.size() >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B) {
+    throw NiftiError(path, "file content is gzip-compressed but the name does not end in .gz");
+  }
+  DecodedHeader h = nifti_detail::decode_nifti_header(bytes, path, limits);
+  if (files.pair == h.single_file) {
+    throw NiftiError(path, files.pair ? "magic says single-file NIfTI (n+), but the file is a .hdr"
+                                      : "magic says .hdr/.img pair (ni1/ni2), but the file is a single .nii");
+  }
+  if (files.data.empty()) throw NiftiError(path, "no .img or .img.gz data file beside the .hdr");
+  require_regular_file(files.data, path);
+  if (!files.data_gz) {
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(files.data, ec);
+    if (ec) throw NiftiError(path, fmt::format("cannot get the size of {}: {}", files.data.string(), ec.message()));
+    if (size < h.data_offset + h.data_bytes) {
+      throw NiftiError(path, fmt::format("file is truncated: {} is {} bytes, but the header needs {} (vox_offset {} + "
+                                         "{} bytes of voxel data)",
+                                         files.data.filename().string(), size, h.data_offset + h.data_bytes,
+                                         h.data_offset, h.data_bytes));
+    }
+  }
+  return h;
+}
+
+float to_float(double x) {
+  if (x > FLT_MAX) return std::numeric_limits<float>::infinity();
+  if (x < -FLT_MAX) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(x);  // NaN stays NaN
+}
+
+template <typename T>
+void decode_voxels(const uint8_t* src, size_t count, const DecodedHeader& h, float* dst) {
+  const bool scale = h.scl_slope != 0.0;
+  for (size_t i = 0; i < count; ++i) {
+    uint8_t b[sizeof(T)];
+    std::memcpy(b, src + i * sizeof(T), sizeof(T));
+    if (h.swapped) std::reverse(b, b + sizeof(T));
+    T v;
+    std::memcpy(&v, b, sizeof(T));
+    if constexpr (std::is_same_v<T, float>) {
+      dst[i] = scale ? to_float(static_cast<double>(v) * h.scl_slope + h.scl_inter) : v;
+    } else {
+      const auto x = static_cast<double>(v);
+      dst[i] = to_float(scale ? x * h.scl_slope + h.scl_inter : x);
+    }
+  }
+}
+
+void decode_chunk(const uint8_t* src, size_t count, const DecodedHeader& h, float* dst) {
+  switch (h.image.source_type) {
+    case DataType::kUint8:
+      return decode_voxels<uint8_t>(src, count, h, dst);
+    case DataType::kInt8:
+      return decode_voxels<int8_t>(src, count, h, dst);
+    case DataType::kInt16:
+      return decode_voxels<int16_t>(src, count, h, dst);
+    case DataType::kUint16:
+      return decode_voxels<uint16_t>(src, count, h, dst);
+    case DataType::kInt32:
+      return decode_voxels<int32_t>(src, count, h, dst);
+    case DataType::kUint32:
+      return decode_voxels<uint32_t>(src, count, h, dst);
+    case DataType::kInt64:
+      return decode_voxels<int64_t>(src, count, h, dst);
+    case DataType::kUint64:
+      return decode_voxels<uint64_t>(src, count, h, dst);
+    case DataType::kFloat32:
+      return decode_voxels<float>(src, count, h, dst);
+    case DataType::kFloat64:
+      return decode_voxels<double>(src, count, h, dst);
+  }
+}
+
+// Uncompressed data were size-checked against the file, so the result is allocated whole. Compressed data
+// cannot be checked up front; their result grows (geometrically) as data actually arrive, so that a tiny
+// hostile .nii.gz claiming gigabytes costs no more memory than what it really decompresses to.
+std::vector<float> read_voxels(const fs::path& path, const Files& files, const DecodedHeader& h) {
+  const auto total = static_cast<size_t>(h.voxel_count);
+  const auto bpv = static_cast<size_t>(h.bytes_per_voxel);
+  std::vector<float> values;
+  values.reserve(files.data_gz ? std::min(total, 4 * kChunkVoxels) : total);
+  std::vector<uint8_t> buffer(std::min(total, kChunkVoxels) * bpv);
+  try {
+    io::ByteReader reader(files.data, files.data_gz);
+    const uint64_t skipped = reader.skip(h.data_offset);
+    if (skipped < h.data_offset) {
+      throw NiftiError(path, fmt::format("data ends after {} bytes, before the voxel data at vox_offset {}", skipped,
+                                         h.data_offset));
+    }
+    while (values.size() < total) {
+      const size_t done = values.size();
+      const size_t count = std::min(total - done, kChunkVoxels);
+      const size_t got = reader.read(buffer.data(), count * bpv);
+      if (got < count * bpv) {
+        throw NiftiError(path,
+                         fmt::format("voxel data truncated: {} of {} bytes present", done * bpv + got, h.data_bytes));
+      }
+      if (done + count > values.capacity()) values.reserve(std::min(total, 2 * values.capacity()));
+      values.resize(done + count);
+      decode_chunk(buffer.data(), count, h, values.data() + done);
+    }
+    if (files.data_gz) {
+      char tail[64];
+      (void)reader.read(tail, sizeof(tail));  // reaches the gzip trailer: checks the CRC of what was read
+    }
+  } catch (const NiftiError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw NiftiError(path, fmt::format("reading voxel data failed: {}", e.what()));
+  }
+  return values;
+}
+
+template <typename T>
+T to_integer(float v) {
+  if (std::isnan(v)) return 0;
+  const double r = std::nearbyint(static_cast<double>(v));
+  constexpr auto lo = static_cast<double>(std::numeric_limits<T>::lowest());
+  constexpr auto hi = static_cast<double>(std::numeric_limits<T>::max());  // 2^63 / 2^64 for 64-bit types
+  if (r <= lo) return std::numeric_limits<T>::lowest();
+  if (r >= hi) return std::numeric_limits<T>::max();
+  return static_cast<T>(r);
+}
+
+template <typename T>
+void encode_voxels(const float* src, size_t count, uint8_t* dst) {
+  for (size_t i = 0; i < count; ++i) {
+    T v;
+    if constexpr (std::is_floating_point_v<T>) {
+      v = static_cast<T>(src[i]);
+    } else {
+      v = to_integer<T>(src[i]);
+    }
+    std::memcpy(dst + i * sizeof(T), &v, sizeof(T));
+  }
+}
+
+void encode_chunk(const float* src, size_t count, DataType out, uint8_t* dst) {
+  switch (out) {
+    case DataType::kUint8:
+      return encode_voxels<uint8_t>(src, count, dst);
+    case DataType::kInt8:
+      return encode_voxels<int8_t>(src, count, dst);
+    case DataType::kInt16:
+      return encode_voxels<int16_t>(src, count, dst);
+    case DataType::kUint16:
+      return encode_voxels<uint16_t>(src, count, dst);
+    case DataType::kInt32:
+      return encode_voxels<int32_t>(src, count, dst);
+    case DataType::kUint32:
+      return encode_voxels<uint32_t>(src, count, dst);
+    case DataType::kInt64:
+      return encode_voxels<int64_t>(src, count, dst);
+    case DataType::kUint64:
+      return encode_voxels<uint64_t>(src, count, dst);
+    case DataType::kFloat32:
+      return encode_voxels<float>(src, count, dst);
+    case DataType::kFloat64:
+      return encode_voxels<double>(src, count, dst);
+  }
+}
+
+fs::path temporary_sibling(const fs::path& path) {
+  static std::atomic<uint64_t> counter{0};
+  return path.parent_path() / fmt::format(".{}.tmp-{}-{}", path.filename().string(), ::getpid(), counter++);
+}
+
+}  // namespace
+
+ImageHeader read_nifti_header(const std::filesystem::path& path, const NiftiReadLimits& limits) {
+  Files files;
+  return read_header(path, limits, files).image;
+}
+
+Image read_nifti(const std::filesystem::path& path, const NiftiReadLimits& limits) {
+  Files files;
+  const DecodedHeader h = read_header(path, limits, files);
+  return Image(h.image, read_voxels(path, files, h));
+}
+
+void write_nifti(const std::filesystem::path& path, const Image& image, DataType out, int nifti_version) {
+  const std::string name = lower_name(path);
+  const bool gz = ends_with(name, ".nii.gz");
+  if (!gz && !ends_with(name, ".nii")) throw NiftiError(path, "can only write .nii or .nii.gz files");
+  const ImageHeader& header = image.header();
+  if (image.data().size() != static_cast<size_t>(header.total_voxels())) {
+    throw NiftiError(path, fmt::format("image holds {} values but its header describes {}", image.data().size(),
+                                       header.total_voxels()));
+  }
+  const std::vector<uint8_t> header_bytes = nifti_detail::encode_nifti_header(header, out, nifti_version, path);
+
+  const fs::path temporary = temporary_sibling(path);
+  try {
+    io::ByteWriter writer(temporary, gz);
+    writer.write(header_bytes.data(), header_bytes.size());
+    const auto bpv = static_cast<size_t>(nifti_detail::bytes_per_voxel(out));
+    const std::vector<float>& values = image.data();
+    std::vector<uint8_t> buffer(std::min(values.size(), kChunkVoxels) * bpv);
+    for (size_t done = 0; done < values.size();) {
+      const size_t count = std::min(values.size() - done, kChunkVoxels);
+      encode_chunk(values.data() + done, count, out, buffer.data());
+      writer.write(buffer.data(), count * bpv);
+      done += count;
+    }
+    writer.close();
+    fs::rename(temporary, path);
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    fs::remove(temporary, ec);
+    throw NiftiError(path, fmt::format("writing failed: {}", e.what()));
+  }
+}
+
+}  // namespace rtf
