@@ -97,11 +97,18 @@ inline void check_compressed_agrees(const uint8_t* data, size_t size, const std:
 }
 
 inline FuzzOutcome fuzz_nifti_outcome(const uint8_t* data, size_t size) {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("rtf-nifti-fuzz-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
+  // One scratch directory per process, removed at exit.
+  struct ScratchDir {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("rtf-nifti-fuzz-" + std::to_string(::getpid()));
+    ScratchDir() { std::filesystem::create_directories(path); }
+    ~ScratchDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const ScratchDir scratch;
+  const std::filesystem::path& dir = scratch.path;
   const bool gzip = size >= 2 && data[0] == 0x1F && data[1] == 0x8B;
   const std::filesystem::path input = dir / (gzip ? "input.nii.gz" : "input.nii");
   {
