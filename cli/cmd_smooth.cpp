@@ -32,7 +32,8 @@ void run(const SmoothArgs& args, const rtf::cli::GlobalOptions& globals) {
   const int64_t batch = std::min(args.batch, image.nt());
   std::optional<std::span<const uint8_t>> mask_span;
   if (!mask.empty()) mask_span = std::span<const uint8_t>(mask);
-  rtf::GaussianSmoother smoother(*device, h.dims, h.voxel_mm, {args.fwhm_mm, args.truncate}, mask_span, batch);
+  rtf::GaussianSmoother smoother(*device, h.dims, h.voxel_mm, {.fwhm_mm = args.fwhm_mm, .truncate_sigmas = args.truncate},
+                                 mask_span, batch);
   const rtf::Image out = smoother.smooth(image);
   rtf::write_nifti(args.output, out);
   spdlog::info("smoothed {} volume(s) of {}x{}x{} at FWHM {} mm{} -> {} ({:.2f} s)", image.nt(), h.dims[0], h.dims[1],

@@ -40,7 +40,7 @@ BrainMask compute_brain_mask(Device& device, const Image& series, const BrainMas
   const auto& h = source.header();
   const auto nvox = static_cast<size_t>(h.voxels_per_volume());
 
-  GaussianSmoother smoother(device, h.dims, h.voxel_mm, {spec.fwhm_mm, 4.0});
+  GaussianSmoother smoother(device, h.dims, h.voxel_mm, {.fwhm_mm = spec.fwhm_mm, .truncate_sigmas = 4.0});
   DeviceBuffer<float> raw(device, nvox), smoothed(device, nvox);
   raw.write(device.queue(), source.data());
   smoother.enqueue(raw, smoothed, 1);
