@@ -2,9 +2,9 @@
 // (single volumes and batches), median and p95 over repeated runs after warm-up, from OpenCL
 // event profiling (device time) and host wall clock (enqueue to finish). Prints JSON lines with the
 // achieved GB/s beside the device's measured copy bandwidth (bytes read + written).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -170,8 +170,10 @@ void bench_series(Device& dev, const Options& opt, const Grid& g, int64_t volume
   }
   for (int variant = 0; variant < 2; ++variant) {
     rtf::DetrendSpec spec;
-    if (variant == 0) spec.poly_order = 3;
-    else spec.highpass_cutoff_s = 32.0;  // TR 1 s
+    if (variant == 0)
+      spec.poly_order = 3;
+    else
+      spec.highpass_cutoff_s = 32.0;  // TR 1 s
     rtf::Detrender detrender(dev, g.voxels(), volumes, 1.0, spec);
     auto m = measure(dev, opt, [&] {
       ClEvent e = detrender.enqueue(in, out);

@@ -1,10 +1,9 @@
 // Benchmark helpers: order statistics of repeated timings and the JSON line every driver prints.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace rtf::bench {

@@ -21,8 +21,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       fmt::print(stderr, "warning: {}\n", e.what());
     }
     for (const auto& d : devices) {
-      fmt::print("{} {}:{}  {}\n", d.label() == selected ? '*' : ' ', d.platform_index, d.device_index,
-                 d.device_name);
+      fmt::print("{} {}:{}  {}\n", d.label() == selected ? '*' : ' ', d.platform_index, d.device_index, d.device_name);
       fmt::print("      platform: {} ({})\n", d.platform_name, d.platform_version);
       fmt::print("      type: {}  compute units: {}  clock: {} MHz\n", d.type_name(), d.compute_units, d.clock_mhz);
       fmt::print("      memory: {:.1f} GiB global, {:.0f} KiB local, max allocation {:.1f} GiB\n",

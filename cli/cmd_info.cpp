@@ -62,7 +62,8 @@ void print_info(const std::string& file) {
   }
   const SeriesStats s = series_stats(image);
   fmt::print("  mean:      {:.6g}\n", s.mean);
-  if (image.nt() >= 3) fmt::print("  tSNR:      {:.2f} (median over voxels above 10% of the brightest mean)\n", s.median_tsnr);
+  if (image.nt() >= 3)
+    fmt::print("  tSNR:      {:.2f} (median over voxels above 10% of the brightest mean)\n", s.median_tsnr);
 }
 
 void setup(CLI::App& app, rtf::cli::GlobalOptions&) {

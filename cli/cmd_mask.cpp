@@ -37,11 +37,14 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       "mask", "Brain mask from a BOLD series: smooth one volume, keep voxels above a fraction of its mean");
   cmd->add_option("IN", args->input, "Input NIfTI (3D or 4D)")->required()->check(CLI::ExistingFile);
   cmd->add_option("OUT", args->output, "Output mask NIfTI (uint8, 1 inside)")->required();
-  cmd->add_option("--fwhm", args->spec.fwhm_mm, "Smoothing FWHM in mm before thresholding")->capture_default_str()
+  cmd->add_option("--fwhm", args->spec.fwhm_mm, "Smoothing FWHM in mm before thresholding")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--fraction", args->spec.fraction, "Threshold as a fraction of the smoothed volume's mean")->capture_default_str()
+  cmd->add_option("--fraction", args->spec.fraction, "Threshold as a fraction of the smoothed volume's mean")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  auto* volume = cmd->add_option("--volume", args->spec.volume, "Volume to build the mask from (0-based)")->capture_default_str()
+  auto* volume = cmd->add_option("--volume", args->spec.volume, "Volume to build the mask from (0-based)")
+                     ->capture_default_str()
                      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--mean", args->use_mean, "Build the mask from the temporal mean of all volumes")->excludes(volume);
   cmd->callback([args, &globals] { run(*args, globals); });

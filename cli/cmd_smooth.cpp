@@ -32,8 +32,8 @@ void run(const SmoothArgs& args, const rtf::cli::GlobalOptions& globals) {
   const int64_t batch = std::min(args.batch, image.nt());
   std::optional<std::span<const uint8_t>> mask_span;
   if (!mask.empty()) mask_span = std::span<const uint8_t>(mask);
-  rtf::GaussianSmoother smoother(*device, h.dims, h.voxel_mm, {.fwhm_mm = args.fwhm_mm, .truncate_sigmas = args.truncate},
-                                 mask_span, batch);
+  rtf::GaussianSmoother smoother(*device, h.dims, h.voxel_mm,
+                                 {.fwhm_mm = args.fwhm_mm, .truncate_sigmas = args.truncate}, mask_span, batch);
   const rtf::Image out = smoother.smooth(image);
   rtf::write_nifti(args.output, out);
   spdlog::info("smoothed {} volume(s) of {}x{}x{} at FWHM {} mm{} -> {} ({:.2f} s)", image.nt(), h.dims[0], h.dims[1],
@@ -48,11 +48,14 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--fwhm", args->fwhm_mm, "Full width at half maximum in mm (sigma = FWHM / 2.3548)")
       ->required()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--mask", args->mask,
-                  "Mask NIfTI on the same grid: normalised convolution inside it, 0 outside")
+  cmd->add_option("--mask", args->mask, "Mask NIfTI on the same grid: normalised convolution inside it, 0 outside")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--truncate", args->truncate, "Filter half-width in sigmas")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--batch", args->batch, "Volumes per device launch")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--truncate", args->truncate, "Filter half-width in sigmas")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", args->batch, "Volumes per device launch")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->callback([args, &globals] { run(*args, globals); });
 }
 

@@ -6,8 +6,9 @@
 // Each work-item first accumulates a strided run of elements (grid-stride loop), then the group
 // reduces in local memory as a tree.
 
-__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
-void reduce_sum(__global const float* restrict in, __global float* restrict partial, const int n) {
+__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void reduce_sum(__global const float* restrict in,
+                                                                                 __global float* restrict partial,
+                                                                                 const int n) {
   __local float scratch[LOCAL_SIZE];
   const int lid = get_local_id(0);
   float acc = 0.0f;

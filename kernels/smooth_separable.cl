@@ -71,8 +71,8 @@ __kernel void smooth_axis(__global const float* restrict in, __global float* res
   const int pos0 = zb * BLOCK;
   const int zt = t * NZ + pos0;
 #endif
-  const int base = (zt * NY + y) * NX + x;              // first output of the block, in the batch
-  const int base3d = ((zt % NZ) * NY + y) * NX + x;     // the same voxel in one volume (mask, certainty)
+  const int base = (zt * NY + y) * NX + x;           // first output of the block, in the batch
+  const int base3d = ((zt % NZ) * NY + y) * NX + x;  // the same voxel in one volume (mask, certainty)
   (void)base3d;
 
   // Branch-free: every work-item runs the same unrolled code. Samples outside [0, LEN) load as 0 and

@@ -2,5 +2,7 @@
 #include "stream/protocol_version.hpp"
 
 namespace rtf::stream {
-const char* protocol_name() { return "rtfmri-stream/1"; }
+const char* protocol_name() {
+  return "rtfmri-stream/1";
+}
 }  // namespace rtf::stream

@@ -22,8 +22,8 @@ class DeviceBuffer {
     if (count == 0) throw std::invalid_argument("DeviceBuffer of zero elements");
     const size_t bytes = count * sizeof(T);
     if (bytes > device.info().max_alloc_bytes) {
-      throw std::runtime_error(fmt::format("buffer of {} bytes exceeds the device's max allocation of {} bytes",
-                                           bytes, device.info().max_alloc_bytes));
+      throw std::runtime_error(fmt::format("buffer of {} bytes exceeds the device's max allocation of {} bytes", bytes,
+                                           device.info().max_alloc_bytes));
     }
     mem_ = ClMem(RTF_CL_CREATE(clCreateBuffer(device.context(), flags, bytes, nullptr, &rtf_cl_err)));
   }

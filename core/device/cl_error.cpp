@@ -70,14 +70,16 @@ const char* cl_error_name(cl_int code) {
     RTF_CASE(CL_INVALID_LINKER_OPTIONS)
     RTF_CASE(CL_INVALID_DEVICE_PARTITION_COUNT)
 #undef RTF_CASE
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
-    default: return "CL_UNKNOWN_ERROR";
+    case -1001:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "CL_UNKNOWN_ERROR";
   }
 }
 
 ClError::ClError(cl_int code, const std::string& call, const char* file, int line)
-    : std::runtime_error(fmt::format("OpenCL call {} failed with {} ({}) at {}:{}", call, cl_error_name(code), code,
-                                     file, line)),
+    : std::runtime_error(
+          fmt::format("OpenCL call {} failed with {} ({}) at {}:{}", call, cl_error_name(code), code, file, line)),
       code_(code) {}
 
 namespace detail {

@@ -33,20 +33,20 @@ namespace detail {
 
 }  // namespace rtf
 
-#define RTF_CL_CHECK(call)                                                       \
-  do {                                                                           \
-    const cl_int rtf_cl_status_ = (call);                                        \
-    if (rtf_cl_status_ != CL_SUCCESS) {                                          \
-      ::rtf::detail::throw_cl_error(rtf_cl_status_, #call, __FILE__, __LINE__);  \
-    }                                                                            \
+#define RTF_CL_CHECK(call)                                                      \
+  do {                                                                          \
+    const cl_int rtf_cl_status_ = (call);                                       \
+    if (rtf_cl_status_ != CL_SUCCESS) {                                         \
+      ::rtf::detail::throw_cl_error(rtf_cl_status_, #call, __FILE__, __LINE__); \
+    }                                                                           \
   } while (0)
 
 // For cl* functions that return an object and report through an out-parameter:
 //   cl_mem m = RTF_CL_CREATE(clCreateBuffer(ctx, flags, bytes, nullptr, &rtf_cl_err));
-#define RTF_CL_CREATE(call)                                                                          \
-  [&]() {                                                                                            \
-    cl_int rtf_cl_err = CL_SUCCESS;                                                                  \
-    auto rtf_cl_obj_ = (call);                                                                       \
+#define RTF_CL_CREATE(call)                                                                             \
+  [&]() {                                                                                               \
+    cl_int rtf_cl_err = CL_SUCCESS;                                                                     \
+    auto rtf_cl_obj_ = (call);                                                                          \
     if (rtf_cl_err != CL_SUCCESS) ::rtf::detail::throw_cl_error(rtf_cl_err, #call, __FILE__, __LINE__); \
-    return rtf_cl_obj_;                                                                              \
+    return rtf_cl_obj_;                                                                                 \
   }()

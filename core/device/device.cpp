@@ -11,13 +11,14 @@ Device::Device(const DeviceInfo& info) : info_(info) {
   const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(info_.platform),
                                          0};
   context_ = ClContext(RTF_CL_CREATE(clCreateContext(props, 1, &dev, nullptr, nullptr, &rtf_cl_err)));
-  queue_ = ClQueue(
-      RTF_CL_CREATE(clCreateCommandQueue(context_.get(), dev, CL_QUEUE_PROFILING_ENABLE, &rtf_cl_err)));
+  queue_ = ClQueue(RTF_CL_CREATE(clCreateCommandQueue(context_.get(), dev, CL_QUEUE_PROFILING_ENABLE, &rtf_cl_err)));
   transfer_queue_ = ClQueue(RTF_CL_CREATE(clCreateCommandQueue(context_.get(), dev, 0, &rtf_cl_err)));
   programs_ = std::make_unique<ProgramCache>(context_.get(), info_, ProgramCache::default_disk_dir());
 }
 
-std::unique_ptr<Device> Device::open(const std::string& spec) { return std::make_unique<Device>(select_device(spec)); }
+std::unique_ptr<Device> Device::open(const std::string& spec) {
+  return std::make_unique<Device>(select_device(spec));
+}
 
 ClKernel Device::kernel(std::string_view file, std::string_view kernel_name, const std::vector<std::string>& defines) {
   std::string options = "-cl-std=CL1.2";

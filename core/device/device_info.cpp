@@ -116,10 +116,9 @@ DeviceInfo select_device(const std::string& spec) {
   } else {
     const auto colon = spec.find(':');
     int p = -1, d = -1;
-    const bool parsed =
-        colon != std::string::npos &&
-        std::from_chars(spec.data(), spec.data() + colon, p).ec == std::errc{} &&
-        std::from_chars(spec.data() + colon + 1, spec.data() + spec.size(), d).ec == std::errc{};
+    const bool parsed = colon != std::string::npos &&
+                        std::from_chars(spec.data(), spec.data() + colon, p).ec == std::errc{} &&
+                        std::from_chars(spec.data() + colon + 1, spec.data() + spec.size(), d).ec == std::errc{};
     if (!parsed) {
       throw std::runtime_error(fmt::format("bad device spec '{}': use gpu, cpu, auto or PLATFORM:DEVICE", spec));
     }

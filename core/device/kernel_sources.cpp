@@ -59,7 +59,9 @@ std::string expand(std::string_view name, int depth) {
 
 }  // namespace
 
-std::string kernel_source(std::string_view file_name) { return expand(file_name, 0); }
+std::string kernel_source(std::string_view file_name) {
+  return expand(file_name, 0);
+}
 
 std::vector<std::string> embedded_kernel_names() {
   std::vector<std::string> names;

@@ -28,7 +28,7 @@ inline void set_arg(cl_kernel k, cl_uint index, LocalMemory local) {
   RTF_CL_CHECK(clSetKernelArg(k, index, local.bytes, nullptr));
 }
 template <typename T>
-  requires std::is_trivially_copyable_v<T>
+requires std::is_trivially_copyable_v<T>
 void set_arg(cl_kernel k, cl_uint index, const T& value) {
   RTF_CL_CHECK(clSetKernelArg(k, index, sizeof(T), &value));
 }
@@ -40,7 +40,9 @@ void set_args(const ClKernel& kernel, const Args&... args) {
   (detail::set_arg(kernel.get(), index++, args), ...);
 }
 
-inline size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+inline size_t round_up(size_t value, size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
 
 enum class EventMode { kReturn, kNone };  // kNone skips creating an event (less driver overhead)
 

@@ -29,8 +29,7 @@ std::optional<std::filesystem::path> ProgramCache::default_disk_dir() {
   return std::nullopt;
 }
 
-ProgramCache::ProgramCache(cl_context context, const DeviceInfo& device,
-                           std::optional<std::filesystem::path> disk_dir)
+ProgramCache::ProgramCache(cl_context context, const DeviceInfo& device, std::optional<std::filesystem::path> disk_dir)
     : context_(context), device_(device), disk_dir_(std::move(disk_dir)) {}
 
 std::string ProgramCache::key(const std::string& source, const std::string& options) const {

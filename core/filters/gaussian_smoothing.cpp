@@ -15,19 +15,23 @@ namespace {
 constexpr const char* kSource = "smooth_separable.cl";
 constexpr size_t kFusedWorkGroup = 256;
 
-size_t ceil_div(int64_t a, int b) { return static_cast<size_t>((a + b - 1) / b); }
+size_t ceil_div(int64_t a, int b) {
+  return static_cast<size_t>((a + b - 1) / b);
+}
 
 std::array<size_t, 3> local_size(const std::array<int64_t, 3>& dims) {
   return {dims[0] >= 32 ? size_t{32} : size_t{16}, 4, 1};
 }
 
 // Outputs per work-item along the pass axis (register blocking); x relies on coalescing instead.
-int block_for_axis(int axis) { return axis == 0 ? 1 : 8; }
+int block_for_axis(int axis) {
+  return axis == 0 ? 1 : 8;
+}
 
 std::vector<std::string> grid_defines(const std::array<int64_t, 3>& dims, int axis, int radius) {
-  return {fmt::format("NX={}", dims[0]),  fmt::format("NY={}", dims[1]),         fmt::format("NZ={}", dims[2]),
-          fmt::format("AXIS={}", axis),   fmt::format("RADIUS={}", radius),
-          fmt::format("BLOCK={}", block_for_axis(axis))};
+  return {fmt::format("NX={}", dims[0]),    fmt::format("NY={}", dims[1]),
+          fmt::format("NZ={}", dims[2]),    fmt::format("AXIS={}", axis),
+          fmt::format("RADIUS={}", radius), fmt::format("BLOCK={}", block_for_axis(axis))};
 }
 
 // NDRange of one separable pass over `nvol` volumes (see smooth_separable.cl).
@@ -48,14 +52,15 @@ GaussianSmoother::GaussianSmoother(Device& device, std::array<int64_t, 3> dims, 
     : device_(device), dims_(dims), max_batch_(max_batch_volumes), masked_(mask.has_value()) {
   for (int a = 0; a < 3; ++a) {
     if (dims[a] < 1) throw std::invalid_argument(fmt::format("smoothing: dimension {} is {}", a, dims[a]));
-    if (!(voxel_mm[a] > 0.0)) throw std::invalid_argument(fmt::format("smoothing: voxel size {} is {}", a, voxel_mm[a]));
+    if (!(voxel_mm[a] > 0.0))
+      throw std::invalid_argument(fmt::format("smoothing: voxel size {} is {}", a, voxel_mm[a]));
   }
   if (!(spec.fwhm_mm >= 0.0)) throw std::invalid_argument(fmt::format("smoothing: FWHM {} mm", spec.fwhm_mm));
   if (max_batch_ < 1) throw std::invalid_argument("smoothing: batch of fewer than 1 volume");
   const int64_t nvox = dims[0] * dims[1] * dims[2];
   if (nvox * max_batch_ >= (int64_t{1} << 31)) {
-    throw std::invalid_argument(fmt::format("smoothing: batch of {} voxels exceeds 2^31; use smaller batches",
-                                            nvox * max_batch_));
+    throw std::invalid_argument(
+        fmt::format("smoothing: batch of {} voxels exceeds 2^31; use smaller batches", nvox * max_batch_));
   }
   if (mask && static_cast<int64_t>(mask->size()) != nvox) {
     throw std::invalid_argument(fmt::format("smoothing: mask has {} voxels, volume has {}", mask->size(), nvox));
@@ -133,12 +138,12 @@ bool GaussianSmoother::setup_fused(SmoothingPath path) {
                          static_cast<size_t>(tile[2] + 2 * radius[2]) * sizeof(float);
     if (bytes > local_limit) continue;
     fused_tile_ = tile;
-    fused_kernel_ = device_.kernel(
-        "smooth_fused.cl", "smooth_fused",
-        {fmt::format("NX={}", dims_[0]), fmt::format("NY={}", dims_[1]), fmt::format("NZ={}", dims_[2]),
-         fmt::format("TX={}", tile[0]), fmt::format("TY={}", tile[1]), fmt::format("TZ={}", tile[2]),
-         fmt::format("RX={}", radius[0]), fmt::format("RY={}", radius[1]), fmt::format("RZ={}", radius[2]),
-         fmt::format("WG={}", kFusedWorkGroup)});
+    fused_kernel_ =
+        device_.kernel("smooth_fused.cl", "smooth_fused",
+                       {fmt::format("NX={}", dims_[0]), fmt::format("NY={}", dims_[1]), fmt::format("NZ={}", dims_[2]),
+                        fmt::format("TX={}", tile[0]), fmt::format("TY={}", tile[1]), fmt::format("TZ={}", tile[2]),
+                        fmt::format("RX={}", radius[0]), fmt::format("RY={}", radius[1]),
+                        fmt::format("RZ={}", radius[2]), fmt::format("WG={}", kFusedWorkGroup)});
     return true;
   }
   if (path == SmoothingPath::kFused) {

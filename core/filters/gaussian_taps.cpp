@@ -6,7 +6,9 @@
 
 namespace rtf {
 
-double fwhm_to_sigma(double fwhm) { return fwhm / (2.0 * std::sqrt(2.0 * std::log(2.0))); }
+double fwhm_to_sigma(double fwhm) {
+  return fwhm / (2.0 * std::sqrt(2.0 * std::log(2.0)));
+}
 
 std::vector<double> gaussian_taps(double sigma_voxels, double truncate_sigmas) {
   if (!std::isfinite(sigma_voxels)) throw std::invalid_argument("gaussian_taps: sigma is not finite");

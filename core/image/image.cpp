@@ -9,16 +9,26 @@ namespace rtf {
 
 std::string to_string(DataType type) {
   switch (type) {
-    case DataType::kUint8: return "uint8";
-    case DataType::kInt16: return "int16";
-    case DataType::kInt32: return "int32";
-    case DataType::kFloat32: return "float32";
-    case DataType::kFloat64: return "float64";
-    case DataType::kInt8: return "int8";
-    case DataType::kUint16: return "uint16";
-    case DataType::kUint32: return "uint32";
-    case DataType::kInt64: return "int64";
-    case DataType::kUint64: return "uint64";
+    case DataType::kUint8:
+      return "uint8";
+    case DataType::kInt16:
+      return "int16";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kFloat32:
+      return "float32";
+    case DataType::kFloat64:
+      return "float64";
+    case DataType::kInt8:
+      return "int8";
+    case DataType::kUint16:
+      return "uint16";
+    case DataType::kUint32:
+      return "uint32";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kUint64:
+      return "uint64";
   }
   return fmt::format("datatype({})", static_cast<int>(type));
 }

@@ -29,13 +29,13 @@ enum class DataType : int {
 std::string to_string(DataType type);
 
 struct ImageHeader {
-  std::array<int64_t, 3> dims{1, 1, 1};           // nx, ny, nz
-  int64_t num_volumes = 1;                        // nt (1 for a 3D image)
-  std::array<double, 3> voxel_mm{1.0, 1.0, 1.0};  // voxel size in mm
+  std::array<int64_t, 3> dims{1, 1, 1};                  // nx, ny, nz
+  int64_t num_volumes = 1;                               // nt (1 for a 3D image)
+  std::array<double, 3> voxel_mm{1.0, 1.0, 1.0};         // voxel size in mm
   Eigen::Matrix4d affine = Eigen::Matrix4d::Identity();  // voxel (i,j,k,1) -> scanner/world mm
-  double tr_s = 0.0;                              // repetition time in seconds (0 if unknown / 3D)
-  DataType source_type = DataType::kFloat32;      // datatype the data had on disk
-  std::string description;                        // NIfTI descrip field
+  double tr_s = 0.0;                                     // repetition time in seconds (0 if unknown / 3D)
+  DataType source_type = DataType::kFloat32;             // datatype the data had on disk
+  std::string description;                               // NIfTI descrip field
 
   int64_t voxels_per_volume() const { return dims[0] * dims[1] * dims[2]; }
   int64_t total_voxels() const { return voxels_per_volume() * num_volumes; }

@@ -12,9 +12,9 @@
 namespace rtf {
 
 struct BrainMaskSpec {
-  double fwhm_mm = 4.0;    // smoothing before thresholding
-  double fraction = 0.9;   // threshold = fraction * mean(smoothed volume)
-  int64_t volume = 0;      // which volume of the series; -1 = the temporal mean of all volumes
+  double fwhm_mm = 4.0;   // smoothing before thresholding
+  double fraction = 0.9;  // threshold = fraction * mean(smoothed volume)
+  int64_t volume = 0;     // which volume of the series; -1 = the temporal mean of all volumes
 };
 
 struct BrainMask {

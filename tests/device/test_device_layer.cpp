@@ -3,9 +3,9 @@
 // ctest-label: gpu
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <random>
 
 #include "core/device/cl_error.hpp"
@@ -20,8 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("rtfmri_" + name + "_" + std::to_string(std::random_device{}()));
+  const fs::path dir = fs::temp_directory_path() / ("rtfmri_" + name + "_" + std::to_string(std::random_device{}()));
   fs::remove_all(dir);
   return dir;
 }

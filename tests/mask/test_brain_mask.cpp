@@ -53,7 +53,7 @@ TEST(BrainMask, MatchesReferenceAwayFromThreshold) {
       ASSERT_EQ(mask.inside[i], ref.inside[i]) << "voxel " << i << " smoothed " << ref.smoothed[i];
     }
   }
-  EXPECT_GT(inside, 100);                                        // the blob is found...
+  EXPECT_GT(inside, 100);                                          // the blob is found...
   EXPECT_LT(inside, static_cast<int64_t>(ref.inside.size()) / 2);  // ...and the background is not
   EXPECT_EQ(mask.count, std::count(mask.inside.begin(), mask.inside.end(), uint8_t{1}));
 }

@@ -8,9 +8,9 @@
 namespace rtf::test {
 
 struct Difference {
-  double max_abs = 0.0;       // max |a - b|
-  double rel_l2 = 0.0;        // ||a - b|| / ||b||
-  long long non_finite = 0;   // elements of `a` that are NaN/inf (e.g. poison left behind)
+  double max_abs = 0.0;      // max |a - b|
+  double rel_l2 = 0.0;       // ||a - b|| / ||b||
+  long long non_finite = 0;  // elements of `a` that are NaN/inf (e.g. poison left behind)
   long long worst_index = -1;
 };
 
