@@ -33,9 +33,12 @@ struct ImageHeader {
   int64_t num_volumes = 1;                               // nt (1 for a 3D image)
   std::array<double, 3> voxel_mm{1.0, 1.0, 1.0};         // voxel size in mm
   Eigen::Matrix4d affine = Eigen::Matrix4d::Identity();  // voxel (i,j,k,1) -> scanner/world mm
-  double tr_s = 0.0;                                     // repetition time in seconds (0 if unknown / 3D)
-  DataType source_type = DataType::kFloat32;             // datatype the data had on disk
-  std::string description;                               // NIfTI descrip field
+  // Space the affine maps into, as a NIfTI xform code: 0 unknown (affine from voxel sizes only),
+  // 1 scanner, 2 aligned, 3 Talairach, 4 MNI-152, 5 other template. Written back as sform/qform code.
+  int xform_code = 1;
+  double tr_s = 0.0;                          // repetition time in seconds (0 if unknown / 3D)
+  DataType source_type = DataType::kFloat32;  // datatype the data had on disk
+  std::string description;                    // NIfTI descrip field
 
   int64_t voxels_per_volume() const { return dims[0] * dims[1] * dims[2]; }
   int64_t total_voxels() const { return voxels_per_volume() * num_volumes; }

@@ -377,6 +377,7 @@ DecodedHeader decode_nifti_header(std::span<const uint8_t> bytes, const std::fil
   h.num_volumes = axis(4);
   for (int i = 0; i < 3; ++i) h.voxel_mm[static_cast<size_t>(i)] = spacing(f, i, path);
   h.affine = choose_affine(f, h.voxel_mm, path);
+  h.xform_code = f.sform_code > 0 ? f.sform_code : (f.qform_code > 0 ? f.qform_code : 0);
   h.tr_s = repetition_time(f, path);
   h.source_type = *type;
   h.description = f.description;

@@ -71,7 +71,10 @@ std::vector<uint8_t> encode_nifti_header(const ImageHeader& header, DataType out
   for (int r = 0; r < 4; ++r) {
     for (int c = 0; c < 4; ++c) affine.m[r][c] = header.affine(r, c);
   }
-  nim->sform_code = NIFTI_XFORM_SCANNER_ANAT;
+  // The space the affine maps into is kept (an MNI-152 template stays code 4); an affine that came from
+  // voxel sizes alone (code 0) is written as scanner space so that readers use it.
+  const int xform_code = header.xform_code > 0 ? header.xform_code : NIFTI_XFORM_SCANNER_ANAT;
+  nim->sform_code = xform_code;
   nim->sto_xyz = affine;
 
   // qform only where it reproduces the affine (rotation times these voxel sizes; no shear).
@@ -85,7 +88,7 @@ std::vector<uint8_t> encode_nifti_header(const ImageHeader& header, DataType out
   }
   const double scale = 1.0 + header.affine.topLeftCorner<3, 3>().cwiseAbs().maxCoeff();
   if (std::isfinite(worst) && worst <= 1e-5 * scale) {
-    nim->qform_code = NIFTI_XFORM_SCANNER_ANAT;
+    nim->qform_code = xform_code;
     nim->quatern_b = qb;
     nim->quatern_c = qc;
     nim->quatern_d = qd;

@@ -36,10 +36,10 @@ ImageHeader read_nifti_header(const std::filesystem::path& path, const NiftiRead
 // TR: pixdim[4] in seconds (ms and us units are converted). NaN/inf voxel values are kept as they are.
 Image read_nifti(const std::filesystem::path& path, const NiftiReadLimits& limits = {});
 
-// Writes .nii or .nii.gz (chosen by the extension) as NIfTI-1 or NIfTI-2, with sform (code 1) and, when the
-// affine is a rotation times voxel scaling, the matching qform. Integer outputs round to nearest and clamp
-// to the type's range (NaN becomes 0). float32 round-trips bit for bit. The file appears atomically
-// (written to a temporary name beside it, then renamed).
+// Writes .nii or .nii.gz (chosen by the extension) as NIfTI-1 or NIfTI-2, with sform (code: header.xform_code, e.g. 4
+// for MNI; 0 is written as 1) and, when the affine is a rotation times voxel scaling, the matching qform. Integer
+// outputs round to nearest and clamp to the type's range (NaN becomes 0). float32 round-trips bit for bit. The file
+// appears atomically (written to a temporary name beside it, then renamed).
 void write_nifti(const std::filesystem::path& path, const Image& image, DataType out = DataType::kFloat32,
                  int nifti_version = 1);
 

@@ -7,6 +7,7 @@
 #include <Eigen/Geometry>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <random>
 
@@ -320,6 +321,7 @@ TEST(NiftiRead, QformOnlyFile) {
       0, 0, -4, 30,          //
       0, 0, 0, 1;
   EXPECT_LE((read_nifti(dir / "q.nii").header().affine - expected).cwiseAbs().maxCoeff(), 1e-6);
+  EXPECT_EQ(read_nifti_header(dir / "q.nii").xform_code, 1);
 }
 
 TEST(NiftiRead, SformWinsOverQformAndPixdimIsTheFallback) {
@@ -336,6 +338,7 @@ TEST(NiftiRead, SformWinsOverQformAndPixdimIsTheFallback) {
   Eigen::Matrix4d sform;
   sform << -2, 0, 0, 90, 0, 2, 0, -126, 0, 0, 2, -72, 0, 0, 0, 1;
   EXPECT_EQ(read_nifti_header(dir / "sq.nii").affine, sform);
+  EXPECT_EQ(read_nifti_header(dir / "sq.nii").xform_code, 2);  // the sform's space, not the qform's
 
   s.qform_code = 0;
   s.sform_code = 0;
@@ -346,6 +349,31 @@ TEST(NiftiRead, SformWinsOverQformAndPixdimIsTheFallback) {
   const ImageHeader h = read_nifti_header(dir / "none.nii");
   EXPECT_EQ(h.affine, Eigen::Vector4d(1.5, 2.5, 1.0, 1.0).asDiagonal().toDenseMatrix());
   EXPECT_EQ(h.voxel_mm, (std::array<double, 3>{1.5, 2.5, 1.0}));
+  EXPECT_EQ(h.xform_code, 0);  // no transform in the file: unknown space
+}
+
+TEST(NiftiWrite, KeepsTheSpaceOfTheAffine) {
+  // An MNI-152 image (code 4) must stay MNI after a rewrite, in both sform and (rigid affine) qform.
+  TempDir dir;
+  ImageHeader h;
+  h.dims = {3, 4, 5};
+  h.voxel_mm = {2, 2, 2};
+  h.affine << -2, 0, 0, 90, 0, 2, 0, -126, 0, 0, 2, -72, 0, 0, 0, 1;
+  h.xform_code = 4;
+  write_nifti(dir / "mni.nii", Image(h, 1.0f));
+  EXPECT_EQ(read_nifti_header(dir / "mni.nii").xform_code, 4);
+  std::ifstream in(dir / "mni.nii", std::ios::binary);
+  char header[348];
+  in.read(header, sizeof(header));
+  int16_t qform_code = 0, sform_code = 0;
+  std::memcpy(&qform_code, header + 252, 2);
+  std::memcpy(&sform_code, header + 254, 2);
+  EXPECT_EQ(qform_code, 4);
+  EXPECT_EQ(sform_code, 4);
+  // Unknown space (affine from voxel sizes only) is written as scanner space so readers use it.
+  h.xform_code = 0;
+  write_nifti(dir / "unknown.nii", Image(h, 1.0f));
+  EXPECT_EQ(read_nifti_header(dir / "unknown.nii").xform_code, 1);
 }
 
 TEST(NiftiRead, RepetitionTimeHonoursUnits) {
