@@ -103,9 +103,11 @@ nlohmann::json base_line(const char* bench, const Grid& g, int64_t volumes, cons
 }
 
 void bench_smoothing(Device& dev, const Options& opt, const Grid& g, int64_t volumes, double fwhm, double copy_gbs,
-                     rtf::SmoothingPath path) {
+                     rtf::SmoothingPath path, std::optional<std::array<int, 3>> tile = std::nullopt) {
   auto img = rtf::sim::random_image({g.dims, volumes, g.voxel_mm, 1.0, 0.0f, 1000.0f, 42});
-  rtf::GaussianSmoother smoother(dev, g.dims, g.voxel_mm, {fwhm, 4.0, path}, std::nullopt, volumes);
+  rtf::GaussianSmoother smoother(dev, g.dims, g.voxel_mm,
+                                 {.fwhm_mm = fwhm, .truncate_sigmas = 4.0, .path = path, .fused_tile = tile},
+                                 std::nullopt, volumes);
   const auto n = static_cast<size_t>(g.voxels() * volumes);
   DeviceBuffer<float> in(dev, n), out(dev, n);
   in.write(dev.queue(), img.data());
@@ -131,6 +133,7 @@ void bench_smoothing(Device& dev, const Options& opt, const Grid& g, int64_t vol
   line["fraction_of_same_size_copy"] = line["gbs"].get<double>() / same_size_copy_gbs;
   line["fwhm_mm"] = fwhm;
   line["path"] = smoother.fused() ? "fused" : "separable";
+  if (smoother.fused()) line["tile"] = smoother.fused_tile();
   line["voxel_mm"] = g.voxel_mm;
   line["taps"] = {smoother.taps()[0].size(), smoother.taps()[1].size(), smoother.taps()[2].size()};
   // Per-pass device times of the separable path (median over runs): kernel time vs gaps between launches.
@@ -243,6 +246,18 @@ int main(int argc, char** argv) {
       }
       if (want("sum")) bench_sum(*dev, opt, g, copy_gbs);
       if (want("slicetime") || want("detrend")) bench_series(*dev, opt, g, series_volumes, copy_gbs);
+    }
+    if (want("tiles")) {  // fused-kernel tile sweep for one volume (tuning)
+      for (const Grid& g : {small, large}) {
+        for (std::array<int, 3> tile :
+             {std::array<int, 3>{16, 8, 8}, std::array<int, 3>{8, 8, 8}, std::array<int, 3>{16, 8, 4},
+              std::array<int, 3>{8, 8, 4}, std::array<int, 3>{16, 4, 4}, std::array<int, 3>{8, 4, 4}}) {
+          try {
+            bench_smoothing(*dev, opt, g, 1, 6.0, copy_gbs, rtf::SmoothingPath::kFused, tile);
+          } catch (const std::invalid_argument&) {
+          }
+        }
+      }
     }
     if (large_batch && want("smooth")) {
       for (auto path : {rtf::SmoothingPath::kSeparablePasses, rtf::SmoothingPath::kFused}) {

@@ -79,7 +79,7 @@ GaussianSmoother::GaussianSmoother(Device& device, std::array<int64_t, 3> dims, 
     kernels_[a] = device.kernel(kSource, "smooth_axis", defines);
   }
 
-  fused_ = setup_fused(spec.path);
+  fused_ = setup_fused(spec.path, spec.fused_tile);
   const auto batch_voxels = static_cast<size_t>(nvox * max_batch_);
   scratch_a_ = DeviceBuffer<float>(device, batch_voxels);
   scratch_b_ = DeviceBuffer<float>(device, batch_voxels);
@@ -114,7 +114,7 @@ ClEvent GaussianSmoother::run_pass(int axis, const DeviceBuffer<float>& in, Devi
                    mode);
 }
 
-bool GaussianSmoother::setup_fused(SmoothingPath path) {
+bool GaussianSmoother::setup_fused(SmoothingPath path, const std::optional<std::array<int, 3>>& tile_choice) {
   if (path == SmoothingPath::kSeparablePasses) return false;
   // On CPU devices (PoCL) work-group barriers and local memory are emulated: measured 4x slower there.
   if (path == SmoothingPath::kAuto && !device_.info().is_gpu()) return false;
@@ -132,7 +132,11 @@ bool GaussianSmoother::setup_fused(SmoothingPath path) {
   // work-groups per multiprocessor and the separable passes win.
   const size_t local_limit =
       std::min<size_t>(device_.info().local_mem_bytes, path == SmoothingPath::kAuto ? 32 * 1024 : 48 * 1024);
-  for (const auto& tile : {std::array<int, 3>{16, 8, 8}, std::array<int, 3>{8, 8, 8}, std::array<int, 3>{8, 8, 4}}) {
+  std::vector<std::array<int, 3>> tiles = {{16, 8, 8}, {8, 8, 8}, {8, 8, 4}};
+  if (tile_choice) tiles = {*tile_choice};
+  for (const auto& tile : tiles) {
+    if (tile[0] < 1 || tile[1] < 1 || tile[2] < 1)
+      throw std::invalid_argument("smoothing: fused tile must be positive");
     const size_t lx = static_cast<size_t>(tile[0] + 2 * radius[0]) | 1u;
     const size_t bytes = lx * static_cast<size_t>(tile[1] + 2 * radius[1]) *
                          static_cast<size_t>(tile[2] + 2 * radius[2]) * sizeof(float);

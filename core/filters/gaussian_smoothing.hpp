@@ -27,6 +27,9 @@ struct SmoothingSpec {
   double fwhm_mm = 6.0;          // isotropic FWHM in mm (converted per axis by the voxel size)
   double truncate_sigmas = 4.0;  // filter half-width in sigmas
   SmoothingPath path = SmoothingPath::kAuto;
+  // Fused path only: output tile per work-group (x, y, z); default: the largest of 16x8x8, 8x8x8, 8x8x4
+  // whose halo fits. For tuning and benchmarks.
+  std::optional<std::array<int, 3>> fused_tile = std::nullopt;
 };
 
 class GaussianSmoother {
@@ -51,11 +54,12 @@ class GaussianSmoother {
   const std::array<std::vector<double>, 3>& taps() const { return taps_; }
   int64_t max_batch_volumes() const { return max_batch_; }
   bool fused() const { return fused_; }
+  const std::array<int, 3>& fused_tile() const { return fused_tile_; }
 
  private:
   ClEvent run_pass(int axis, const DeviceBuffer<float>& in, DeviceBuffer<float>& out, int64_t num_volumes,
                    EventMode mode);
-  bool setup_fused(SmoothingPath path);
+  bool setup_fused(SmoothingPath path, const std::optional<std::array<int, 3>>& tile);
   void check_batch(const DeviceBuffer<float>& in, const DeviceBuffer<float>& out, int64_t num_volumes) const;
 
   Device& device_;
