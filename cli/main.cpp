@@ -15,7 +15,9 @@ std::vector<CommandEntry>& command_registry() {
 }
 }  // namespace rtf::cli
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace rtf::cli;
   CLI::App app{"rtfmri: GPU-accelerated real-time fMRI (OpenCL). Docs: docs/ in the source tree."};
   app.set_version_flag("--version", "rtfmri 0.1.0");
@@ -35,9 +37,20 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "rtfmri: error: %s\n", e.what());
-    return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // setup, parsing or a subcommand: report, never terminate
+    std::fprintf(stderr, "rtfmri: error: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "rtfmri: error: unknown exception\n");
+    return 1;
+  }
 }

@@ -17,9 +17,10 @@ std::vector<double> gaussian_taps(double sigma_voxels, double truncate_sigmas) {
   if (radius > 1024) throw std::invalid_argument("gaussian_taps: filter radius over 1024 voxels");
   std::vector<double> taps(static_cast<size_t>(2 * radius + 1));
   double sum = 0.0;
-  for (int k = -radius; k <= radius; ++k) {
+  for (size_t i = 0; i < taps.size(); ++i) {
+    const double k = static_cast<double>(i) - radius;
     const double w = std::exp(-0.5 * (k * k) / (sigma_voxels * sigma_voxels));
-    taps[static_cast<size_t>(k + radius)] = w;
+    taps[i] = w;
     sum += w;
   }
   for (auto& w : taps) w /= sum;

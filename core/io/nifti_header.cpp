@@ -127,7 +127,7 @@ void copy_common(const Header& h, Fields& f) {
   f.datatype = h.datatype;
   f.scl_slope = h.scl_slope;
   f.scl_inter = h.scl_inter;
-  f.xyzt_units = h.xyzt_units;
+  f.xyzt_units = static_cast<unsigned char>(h.xyzt_units);  // a bit field: never sign-extend
   f.qform_code = h.qform_code;
   f.sform_code = h.sform_code;
   const double q[6] = {h.quatern_b, h.quatern_c, h.quatern_d, h.qoffset_x, h.qoffset_y, h.qoffset_z};
@@ -266,11 +266,11 @@ uint64_t data_offset(const Fields& f, bool single_file, uint64_t header_size, co
 }  // namespace
 
 void quiet_nifticlib() {
-  static const bool done = [] {
+  static const bool kQuieted = [] {
     nifti_set_debug_level(0);
     return true;
   }();
-  (void)done;
+  (void)kQuieted;
 }
 
 int bytes_per_voxel(DataType type) {

@@ -215,10 +215,10 @@ template <typename T>
 T to_integer(float v) {
   if (std::isnan(v)) return 0;
   const double r = std::nearbyint(static_cast<double>(v));
-  constexpr auto lo = static_cast<double>(std::numeric_limits<T>::lowest());
-  constexpr auto hi = static_cast<double>(std::numeric_limits<T>::max());  // 2^63 / 2^64 for 64-bit types
-  if (r <= lo) return std::numeric_limits<T>::lowest();
-  if (r >= hi) return std::numeric_limits<T>::max();
+  constexpr auto kLo = static_cast<double>(std::numeric_limits<T>::lowest());
+  constexpr auto kHi = static_cast<double>(std::numeric_limits<T>::max());  // 2^63 / 2^64 for 64-bit types
+  if (r <= kLo) return std::numeric_limits<T>::lowest();
+  if (r >= kHi) return std::numeric_limits<T>::max();
   return static_cast<T>(r);
 }
 

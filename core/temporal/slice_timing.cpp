@@ -78,9 +78,9 @@ std::vector<double> shift_taps(Interpolation method, double shift, int sinc_half
   const int radius = interpolation_radius(method, sinc_half_width);
   std::vector<double> taps(2 * static_cast<size_t>(radius) + 1);
   double sum = 0.0;
-  for (int k = -radius; k <= radius; ++k) {
-    const double w = kernel_weight(method, static_cast<double>(k) - shift, sinc_half_width);
-    taps[static_cast<size_t>(k + radius)] = w;
+  for (size_t i = 0; i < taps.size(); ++i) {
+    const double w = kernel_weight(method, static_cast<double>(i) - radius - shift, sinc_half_width);
+    taps[i] = w;
     sum += w;
   }
   for (auto& w : taps) w /= sum;
