@@ -13,6 +13,7 @@
 #include "core/device/launch.hpp"
 #include "core/filters/device_reduce.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
+#include "core/ring/device_ring_buffer.hpp"
 #include "core/temporal/detrend.hpp"
 #include "core/temporal/slice_order.hpp"
 #include "core/temporal/slice_timing.hpp"
@@ -190,6 +191,32 @@ void bench_series(Device& dev, const Options& opt, const Grid& g, int64_t volume
   }
 }
 
+// Ring-buffer upload latency: push of one int16 volume (host memcpy into pinned memory, transfer,
+// conversion to float) until its event completes, wall clock. Window of 100 volumes.
+void bench_ring_upload(Device& dev, const Options& opt, const Grid& g) {
+  rtf::DeviceRingBuffer ring(dev, g.voxels(), 100);
+  std::vector<std::byte> payload(static_cast<size_t>(g.voxels()) * 2);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7);
+  std::vector<double> wall;
+  for (int i = 0; i < opt.warmup + opt.runs; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ClEvent e = ring.push(i, payload, rtf::DataType::kInt16);
+    cl_event raw = e.get();
+    RTF_CL_CHECK(clWaitForEvents(1, &raw));
+    if (i >= opt.warmup) {
+      wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  const auto t = rtf::bench::summarize(wall);
+  rtf::bench::print_line({{"bench", "ring_upload int16 (wall)"},
+                          {"size", g.name()},
+                          {"device", dev.info().device_name},
+                          {"bytes", payload.size()},
+                          {"median_ms", t.median},
+                          {"p95_ms", t.p95},
+                          {"runs", t.runs}});
+}
+
 void bench_sum(Device& dev, const Options& opt, const Grid& g, double copy_gbs) {
   rtf::DeviceSum summer(dev);
   const auto n = static_cast<size_t>(g.voxels());
@@ -245,6 +272,7 @@ int main(int argc, char** argv) {
         }
       }
       if (want("sum")) bench_sum(*dev, opt, g, copy_gbs);
+      if (want("ring")) bench_ring_upload(*dev, opt, g);
       if (want("slicetime") || want("detrend")) bench_series(*dev, opt, g, series_volumes, copy_gbs);
     }
     if (want("tiles")) {  // fused-kernel tile sweep for one volume (tuning)
