@@ -96,20 +96,23 @@ ClEvent DeviceRingBuffer::push(int64_t index, std::span<const std::byte> payload
   }
   std::memcpy(s.host, payload.data(), bytes);
 
+  // The mapped pinned pointer is the *host source* of a non-blocking write (DMA from page-locked memory).
+  // Copying from the pinned cl_mem itself would read its device-side storage, which a mapped pointer's
+  // writes reach only at unmap on some drivers (NVIDIA).
   const size_t slot = static_cast<size_t>(slot_of(index));
   ClEvent done;
   if (raw.converter < 0) {
-    // float32: pinned -> its slot directly.
-    RTF_CL_CHECK(clEnqueueCopyBuffer(device_.transfer_queue(), s.pinned.get(), ring_.get(), 0,
-                                     slot * static_cast<size_t>(voxels_) * sizeof(float), bytes, 0, nullptr,
-                                     done.out()));
+    // float32: straight into its slot.
+    RTF_CL_CHECK(clEnqueueWriteBuffer(device_.transfer_queue(), ring_.get(), CL_FALSE,
+                                      slot * static_cast<size_t>(voxels_) * sizeof(float), bytes, s.host, 0, nullptr,
+                                      done.out()));
     s.last_use = done;
   } else {
-    // raw_ is shared between pushes: the copy waits until the previous conversion has read it.
+    // raw_ is shared between pushes: the upload waits until the previous conversion has read it.
     ClEvent uploaded;
     cl_event previous = raw_consumed_.get();
-    RTF_CL_CHECK(clEnqueueCopyBuffer(device_.transfer_queue(), s.pinned.get(), raw_.get(), 0, 0, bytes,
-                                     previous ? 1 : 0, previous ? &previous : nullptr, uploaded.out()));
+    RTF_CL_CHECK(clEnqueueWriteBuffer(device_.transfer_queue(), raw_.get(), CL_FALSE, 0, bytes, s.host,
+                                      previous ? 1 : 0, previous ? &previous : nullptr, uploaded.out()));
     RTF_CL_CHECK(clFlush(device_.transfer_queue()));
     s.last_use = uploaded;
     const ClKernel& k = converters_[static_cast<size_t>(raw.converter)];
