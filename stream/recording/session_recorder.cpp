@@ -1,0 +1,319 @@
+// SessionRecorder: POSIX file handling for the session directory (pwrite + fsync, truncate back on failure), the
+// per-run state rebuilt from the journal on reopen, and end-of-run NIfTI writing.
+#include "stream/recording/session_recorder.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <vector>
+
+namespace rtf::stream {
+
+namespace {
+
+constexpr const char* kSoftwareVersion = "rtfmri 0.1.0";
+constexpr int64_t kMaxDim = int64_t{1} << 16;
+
+std::string errno_text(const std::string& what) {
+  return what + ": " + std::strerror(errno);
+}
+
+// Writes all of `bytes` at `offset`; false (errno set) on failure.
+bool pwrite_all(int fd, const void* bytes, size_t size, uint64_t offset) {
+  const auto* p = static_cast<const char*>(bytes);
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd, p, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) {
+      errno = ENOSPC;
+      return false;
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+bool pread_all(int fd, void* bytes, size_t size, uint64_t offset) {
+  auto* p = static_cast<char*>(bytes);
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+void fsync_dir(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+std::string utc_time(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char buffer[64];
+  std::strftime(buffer, sizeof(buffer), format, &tm);
+  return buffer;
+}
+
+RecordResult rejected(std::string reason) {
+  return {RecordStatus::kRejected, std::move(reason)};
+}
+
+}  // namespace
+
+bool valid_run_id(const std::string& run, std::string& reason) {
+  if (run.empty() || run.size() > 64) {
+    reason = "run id must be 1 to 64 characters";
+    return false;
+  }
+  if (run.front() == '.') {
+    reason = "run id must not start with '.'";
+    return false;
+  }
+  for (char c : run) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) {
+      reason = fmt::format("run id '{}' has a character outside [A-Za-z0-9._-]", run);
+      return false;
+    }
+  }
+  return true;
+}
+
+struct SessionRecorder::Run {
+  std::filesystem::path dir;
+  int bin_fd = -1;
+  int journal_fd = -1;
+  uint64_t bin_size = 0;
+  uint64_t journal_size = 0;
+  std::optional<ImageHeader> grid;  // the run's first volume's grid
+  std::set<int64_t> indices;        // indices journaled with a verified payload
+  bool ended = false;
+
+  ~Run() {
+    if (bin_fd >= 0) ::close(bin_fd);
+    if (journal_fd >= 0) ::close(journal_fd);
+  }
+};
+
+SessionRecorder::SessionRecorder(std::filesystem::path dir, RecorderOptions options)
+    : dir_(std::move(dir)), options_(std::move(options)) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_ / "runs", ec);
+  if (ec) throw RecordingError(fmt::format("cannot create {}: {}", (dir_ / "runs").string(), ec.message()));
+  lock_fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock_fd_ < 0) throw RecordingError(errno_text("cannot open " + dir_.string()));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const std::string reason = errno_text("cannot lock " + dir_.string() + " (another recorder is using it?)");
+    ::close(lock_fd_);
+    throw RecordingError(reason);
+  }
+  const std::filesystem::path info = dir_ / "session.json";
+  if (!std::filesystem::exists(info, ec)) {
+    const nlohmann::json j = {
+        {"format", "rtfmri-session"},
+        {"format_version", 1},
+        {"session_id", options_.session_id.empty() ? utc_time("%Y%m%dT%H%M%SZ") : options_.session_id},
+        {"created", utc_time("%Y-%m-%dT%H:%M:%SZ")},
+        {"software_version", kSoftwareVersion},
+        {"fsync_policy", options_.fsync == FsyncPolicy::kEveryVolume ? "every_volume" : "none"}};
+    const std::string text = j.dump(2) + "\n";
+    const std::filesystem::path tmp = dir_ / "session.json.tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const bool ok = fd >= 0 && pwrite_all(fd, text.data(), text.size(), 0) && ::fsync(fd) == 0;
+    const std::string reason = ok ? "" : errno_text("cannot write " + tmp.string());
+    if (fd >= 0) ::close(fd);
+    if (!ok || ::rename(tmp.c_str(), info.c_str()) != 0) {
+      ::close(lock_fd_);
+      throw RecordingError(ok ? errno_text("cannot create " + info.string()) : reason);
+    }
+  }
+  fsync_dir(dir_);
+}
+
+SessionRecorder::~SessionRecorder() {
+  runs_.clear();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+SessionRecorder::Run* SessionRecorder::open_run(const std::string& name, std::string& error) {
+  if (auto it = runs_.find(name); it != runs_.end()) return it->second.get();
+  if (!valid_run_id(name, error)) return nullptr;
+  auto run = std::make_unique<Run>();
+  run->dir = dir_ / "runs" / name;
+  std::error_code ec;
+  if (std::filesystem::create_directories(run->dir, ec)) fsync_dir(dir_ / "runs");
+  if (ec) {
+    error = fmt::format("cannot create {}: {}", run->dir.string(), ec.message());
+    return nullptr;
+  }
+  const std::filesystem::path bin_path = run->dir / "volumes.bin";
+  const std::filesystem::path journal_path = run->dir / "journal.jsonl";
+  run->bin_fd = ::open(bin_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  run->journal_fd = ::open(journal_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (run->bin_fd < 0 || run->journal_fd < 0) {
+    error = errno_text("cannot open the files of run " + name);
+    return nullptr;
+  }
+  fsync_dir(run->dir);
+
+  // Reopening after a restart: rebuild the index set from the journal; cut a torn journal line and any payload
+  // bytes no journal line refers to (written just before a crash, never acknowledged).
+  JournalContents journal;
+  try {
+    journal = read_journal(journal_path);
+  } catch (const std::exception& e) {
+    error = e.what();
+    return nullptr;
+  }
+  struct stat bin_stat {};
+  if (::fstat(run->bin_fd, &bin_stat) != 0) {
+    error = errno_text("cannot stat " + bin_path.string());
+    return nullptr;
+  }
+  const auto bin_file_size = static_cast<uint64_t>(bin_stat.st_size);
+  uint64_t journaled_end = 0;
+  std::vector<std::byte> payload;
+  for (const JournalEntry& e : journal.entries) {
+    journaled_end = std::max(journaled_end, e.offset + e.length);
+    if (run->indices.count(e.index) != 0 || e.offset + e.length > bin_file_size) continue;
+    payload.resize(e.length);
+    if (!pread_all(run->bin_fd, payload.data(), payload.size(), e.offset) || crc32(payload) != e.crc32) continue;
+    if (run->grid && !grid_mismatch(*run->grid, e.grid).empty()) continue;
+    if (!run->grid) run->grid = e.grid;
+    run->indices.insert(e.index);
+  }
+  if (journal.torn_tail) {
+    spdlog::warn("run {}: dropping a torn last journal line (crash during a write)", name);
+    if (::ftruncate(run->journal_fd, static_cast<off_t>(journal.valid_bytes)) != 0) {
+      error = errno_text("cannot truncate " + journal_path.string());
+      return nullptr;
+    }
+  }
+  if (bin_file_size > journaled_end) {
+    spdlog::warn("run {}: dropping {} unjournaled payload bytes (crash before the journal line)", name,
+                 bin_file_size - journaled_end);
+    if (::ftruncate(run->bin_fd, static_cast<off_t>(journaled_end)) != 0) {
+      error = errno_text("cannot truncate " + bin_path.string());
+      return nullptr;
+    }
+  }
+  run->bin_size = journaled_end;  // never overlap a range a journal line claims, even one past the file's end
+  run->journal_size = journal.valid_bytes;
+  run->ended = journal.ended;
+  Run* raw = run.get();
+  runs_.emplace(name, std::move(run));
+  return raw;
+}
+
+RecordResult SessionRecorder::record(const RecordedVolume& v) {
+  const ImageHeader& g = v.grid;
+  for (int64_t d : g.dims) {
+    if (d < 1 || d > kMaxDim) return rejected(fmt::format("dimension {} outside [1, {}]", d, kMaxDim));
+  }
+  const size_t bpv = bytes_per_voxel(g.source_type);
+  if (bpv == 0) return rejected(fmt::format("unknown datatype code {}", static_cast<int>(g.source_type)));
+  const uint64_t expected = static_cast<uint64_t>(g.voxels_per_volume()) * bpv;
+  if (v.payload.size() != expected) {
+    return rejected(fmt::format("payload is {} bytes, the grid needs {}", v.payload.size(), expected));
+  }
+  if (v.index < 0) return rejected(fmt::format("negative volume index {}", v.index));
+  if (!g.affine.allFinite() || !std::isfinite(g.tr_s) || g.tr_s < 0) return rejected("affine or TR not finite");
+
+  std::string error;
+  Run* run = open_run(v.run, error);
+  if (run == nullptr) return rejected(error);
+  if (run->indices.count(v.index) != 0) {
+    return {RecordStatus::kDuplicate, fmt::format("volume {} of run {} is already recorded", v.index, v.run)};
+  }
+  if (run->ended) return rejected(fmt::format("run {} has ended", v.run));
+  if (run->grid) {
+    if (std::string why = grid_mismatch(*run->grid, g); !why.empty()) return rejected(why);
+  }
+
+  JournalEntry entry;
+  entry.index = v.index;
+  entry.offset = run->bin_size;
+  entry.length = expected;
+  entry.crc32 = crc32(v.payload);
+  entry.grid = g;
+  entry.grid.num_volumes = 1;
+  entry.grid.description.clear();
+  entry.received_s = v.received_s;
+  const std::string line = encode_journal_entry(entry);
+  const bool sync = options_.fsync == FsyncPolicy::kEveryVolume;
+
+  // Payload first, then the journal line: a journal line always refers to complete payload bytes.
+  auto undo = [&](const std::string& what) {
+    const std::string reason = errno_text(what);
+    if (::ftruncate(run->bin_fd, static_cast<off_t>(run->bin_size)) != 0 ||
+        ::ftruncate(run->journal_fd, static_cast<off_t>(run->journal_size)) != 0) {
+      spdlog::error("run {}: could not cut the files back after a failed write: {}", v.run, std::strerror(errno));
+    }
+    spdlog::error("run {}: volume {} not recorded: {}", v.run, v.index, reason);
+    return rejected(reason);
+  };
+  if (!pwrite_all(run->bin_fd, v.payload.data(), v.payload.size(), entry.offset)) return undo("writing volumes.bin");
+  if (sync && ::fdatasync(run->bin_fd) != 0) return undo("syncing volumes.bin");
+  if (!pwrite_all(run->journal_fd, line.data(), line.size(), run->journal_size)) return undo("writing journal.jsonl");
+  if (sync && ::fdatasync(run->journal_fd) != 0) return undo("syncing journal.jsonl");
+
+  run->bin_size += expected;
+  run->journal_size += line.size();
+  run->indices.insert(v.index);
+  if (!run->grid) run->grid = entry.grid;
+  return {RecordStatus::kRecorded, {}};
+}
+
+RunRecovery SessionRecorder::finish_run(const std::string& name) {
+  RunRecovery result;
+  result.run = name;
+  Run* run = open_run(name, result.error);
+  if (run == nullptr) return result;
+  if (!run->ended) {
+    const std::string line = encode_end_of_run(static_cast<int64_t>(run->indices.size()));
+    if (!pwrite_all(run->journal_fd, line.data(), line.size(), run->journal_size) ||
+        ::fdatasync(run->journal_fd) != 0) {
+      result.error = errno_text("writing the end of run to journal.jsonl");
+      if (::ftruncate(run->journal_fd, static_cast<off_t>(run->journal_size)) != 0) {
+        spdlog::error("run {}: could not cut journal.jsonl back: {}", name, std::strerror(errno));
+      }
+      return result;
+    }
+    run->journal_size += line.size();
+    run->ended = true;
+  }
+  try {
+    return build_run_nifti(run->dir, read_journal(run->dir / "journal.jsonl"));
+  } catch (const std::exception& e) {
+    result.error = e.what();
+    return result;
+  }
+}
+
+}  // namespace rtf::stream
