@@ -12,8 +12,8 @@ constexpr std::string_view kPrefix = "crc32:";
 constexpr size_t kChunk = size_t{1} << 30;  // zlib takes uInt lengths
 }  // namespace
 
-uint32_t crc32(std::span<const std::byte> bytes) {
-  uLong crc = ::crc32(0L, Z_NULL, 0);
+uint32_t crc32(std::span<const std::byte> bytes, uint32_t previous) {
+  uLong crc = previous;
   while (!bytes.empty()) {
     const size_t n = std::min(bytes.size(), kChunk);
     crc = ::crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(n));

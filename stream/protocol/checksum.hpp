@@ -10,8 +10,9 @@
 
 namespace rtf::stream {
 
-// zlib crc32 (polynomial 0xEDB88320, initial value 0) of the bytes; any length.
-uint32_t crc32(std::span<const std::byte> bytes);
+// zlib crc32 (polynomial 0xEDB88320, initial value 0) of the bytes; any length. `previous` continues a
+// checksum over several pieces: crc32(b, crc32(a)) == crc32(a then b).
+uint32_t crc32(std::span<const std::byte> bytes, uint32_t previous = 0);
 
 // "crc32:" followed by the value as 8 lowercase hex digits.
 std::string format_checksum(uint32_t crc);

@@ -18,17 +18,6 @@ static_assert(std::endian::native == std::endian::little, "payload decoding assu
 
 namespace {
 
-constexpr std::array<uint32_t, 256> make_crc_table() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t n = 0; n < 256; ++n) {
-    uint32_t c = n;
-    for (int k = 0; k < 8; ++k) c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    table[n] = c;
-  }
-  return table;
-}
-constexpr std::array<uint32_t, 256> kCrcTable = make_crc_table();
-
 template <typename T>
 void decode_as(std::span<const std::byte> payload, std::span<float> out) {
   for (size_t i = 0; i < out.size(); ++i) {
@@ -68,12 +57,6 @@ JournalEntry decode_entry(const nlohmann::json& j) {
 }
 
 }  // namespace
-
-uint32_t crc32(std::span<const std::byte> bytes, uint32_t previous) {
-  uint32_t c = previous ^ 0xFFFFFFFFu;
-  for (std::byte b : bytes) c = kCrcTable[(c ^ static_cast<uint32_t>(b)) & 0xFFu] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
 
 size_t bytes_per_voxel(DataType type) {
   switch (type) {

@@ -10,11 +10,9 @@
 #include <vector>
 
 #include "core/image/image.hpp"
+#include "stream/protocol/checksum.hpp"  // crc32 of payloads
 
 namespace rtf::stream {
-
-// CRC-32 (IEEE 802.3, the zlib / gzip / PNG polynomial), optionally continuing from a previous value.
-uint32_t crc32(std::span<const std::byte> bytes, uint32_t previous = 0);
 
 // Bytes per voxel of a datatype; 0 for a value that is not a DataType.
 size_t bytes_per_voxel(DataType type);
