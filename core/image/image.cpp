@@ -33,6 +33,26 @@ std::string to_string(DataType type) {
   return fmt::format("datatype({})", static_cast<int>(type));
 }
 
+int bytes_per_voxel(DataType type) {
+  switch (type) {
+    case DataType::kUint8:
+    case DataType::kInt8:
+      return 1;
+    case DataType::kInt16:
+    case DataType::kUint16:
+      return 2;
+    case DataType::kInt32:
+    case DataType::kUint32:
+    case DataType::kFloat32:
+      return 4;
+    case DataType::kFloat64:
+    case DataType::kInt64:
+    case DataType::kUint64:
+      return 8;
+  }
+  return 0;
+}
+
 bool ImageHeader::same_grid(const ImageHeader& other, double tolerance_mm) const {
   if (dims != other.dims) return false;
   return (affine - other.affine).cwiseAbs().maxCoeff() <= tolerance_mm;

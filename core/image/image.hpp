@@ -28,6 +28,9 @@ enum class DataType : int {
 
 std::string to_string(DataType type);
 
+// Bytes per voxel of a datatype; 0 for a value that is not a DataType.
+int bytes_per_voxel(DataType type);
+
 struct ImageHeader {
   std::array<int64_t, 3> dims{1, 1, 1};                  // nx, ny, nz
   int64_t num_volumes = 1;                               // nt (1 for a 3D image)

@@ -273,26 +273,6 @@ void quiet_nifticlib() {
   (void)kQuieted;
 }
 
-int bytes_per_voxel(DataType type) {
-  switch (type) {
-    case DataType::kUint8:
-    case DataType::kInt8:
-      return 1;
-    case DataType::kInt16:
-    case DataType::kUint16:
-      return 2;
-    case DataType::kInt32:
-    case DataType::kUint32:
-    case DataType::kFloat32:
-      return 4;
-    case DataType::kFloat64:
-    case DataType::kInt64:
-    case DataType::kUint64:
-      return 8;
-  }
-  return 0;
-}
-
 DecodedHeader decode_nifti_header(std::span<const uint8_t> bytes, const std::filesystem::path& path,
                                   const NiftiReadLimits& limits) {
   quiet_nifticlib();

@@ -43,7 +43,4 @@ std::vector<uint8_t> encode_nifti_header(const ImageHeader& header, DataType out
 // Silences nifticlib's diagnostics on stderr (once per process); our exceptions carry the reasons.
 void quiet_nifticlib();
 
-// Bytes per voxel of a supported datatype.
-int bytes_per_voxel(DataType type);
-
 }  // namespace rtf::nifti_detail

@@ -293,7 +293,7 @@ void write_nifti(const std::filesystem::path& path, const Image& image, DataType
   try {
     io::ByteWriter writer(temporary, gz);
     writer.write(header_bytes.data(), header_bytes.size());
-    const auto bpv = static_cast<size_t>(nifti_detail::bytes_per_voxel(out));
+    const auto bpv = static_cast<size_t>(bytes_per_voxel(out));
     const std::vector<float>& values = image.data();
     std::vector<uint8_t> buffer(std::min(values.size(), kChunkVoxels) * bpv);
     for (size_t done = 0; done < values.size();) {

@@ -58,26 +58,6 @@ JournalEntry decode_entry(const nlohmann::json& j) {
 
 }  // namespace
 
-size_t bytes_per_voxel(DataType type) {
-  switch (type) {
-    case DataType::kUint8:
-    case DataType::kInt8:
-      return 1;
-    case DataType::kInt16:
-    case DataType::kUint16:
-      return 2;
-    case DataType::kInt32:
-    case DataType::kUint32:
-    case DataType::kFloat32:
-      return 4;
-    case DataType::kFloat64:
-    case DataType::kInt64:
-    case DataType::kUint64:
-      return 8;
-  }
-  return 0;
-}
-
 std::string grid_mismatch(const ImageHeader& first, const ImageHeader& g) {
   if (g.dims != first.dims) {
     return fmt::format("dims {}x{}x{} differ from the run's {}x{}x{}", g.dims[0], g.dims[1], g.dims[2], first.dims[0],

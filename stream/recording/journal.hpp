@@ -14,9 +14,6 @@
 
 namespace rtf::stream {
 
-// Bytes per voxel of a datatype; 0 for a value that is not a DataType.
-size_t bytes_per_voxel(DataType type);
-
 // Why `grid` cannot join a run whose first volume had `first` (dims, voxel size, affine, xform code, TR,
 // datatype); empty when it can.
 std::string grid_mismatch(const ImageHeader& first, const ImageHeader& grid);
