@@ -38,19 +38,13 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 15> kErrorNames{{
     {ErrorCode::kInternal, "internal"},
 }};
 
-struct WireType {
-  std::string_view name;
-  DataType type;
-  size_t bytes;
-};
-constexpr std::array<WireType, 6> kWireTypes{{
-    {"uint8", DataType::kUint8, 1},
-    {"int16", DataType::kInt16, 2},
-    {"uint16", DataType::kUint16, 2},
-    {"int32", DataType::kInt32, 4},
-    {"float32", DataType::kFloat32, 4},
-    {"float64", DataType::kFloat64, 8},
-}};
+// The datatypes the protocol carries; their wire names are rtf::to_string's and their sizes bytes_per_voxel's.
+constexpr std::array<DataType, 6> kWireTypes{DataType::kUint8, DataType::kInt16,   DataType::kUint16,
+                                             DataType::kInt32, DataType::kFloat32, DataType::kFloat64};
+
+bool carried(DataType type) {
+  return std::find(kWireTypes.begin(), kWireTypes.end(), type) != kWireTypes.end();
+}
 
 // Thrown from the parser callback to stop parsing early; never leaves this file.
 struct StopParse {
@@ -120,21 +114,17 @@ std::optional<ErrorCode> error_code_from_string(std::string_view name) {
 }
 
 std::optional<DataType> datatype_from_wire(std::string_view name) {
-  for (const auto& w : kWireTypes)
-    if (w.name == name) return w.type;
+  for (DataType type : kWireTypes)
+    if (to_string(type) == name) return type;
   return std::nullopt;
 }
 
-std::string_view datatype_to_wire(DataType type) {
-  for (const auto& w : kWireTypes)
-    if (w.type == type) return w.name;
-  return "";
+std::string datatype_to_wire(DataType type) {
+  return carried(type) ? to_string(type) : std::string();
 }
 
 size_t datatype_bytes(DataType type) {
-  for (const auto& w : kWireTypes)
-    if (w.type == type) return w.bytes;
-  return 0;
+  return carried(type) ? static_cast<size_t>(bytes_per_voxel(type)) : 0;
 }
 
 bool valid_id(std::string_view id) {

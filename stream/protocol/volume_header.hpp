@@ -70,8 +70,8 @@ inline constexpr double kTrTolerance = 1e-6;             // within-run TR agreem
 
 // Payload sample types: "uint8", "int16", "uint16", "int32", "float32", "float64".
 std::optional<DataType> datatype_from_wire(std::string_view name);
-std::string_view datatype_to_wire(DataType type);  // "" for types the protocol does not carry
-size_t datatype_bytes(DataType type);              // 0 for types the protocol does not carry
+std::string datatype_to_wire(DataType type);  // "" for types the protocol does not carry
+size_t datatype_bytes(DataType type);         // 0 for types the protocol does not carry
 
 // Session and run ids: 1..64 characters of [A-Za-z0-9._-], not starting with '.' (they become path names).
 bool valid_id(std::string_view id);
