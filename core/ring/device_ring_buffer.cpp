@@ -11,24 +11,19 @@
 namespace rtf {
 namespace {
 
-// Converter kernel index and bytes per voxel for the raw types the ring accepts (-1: float, no kernel).
-struct RawType {
-  int converter;
-  size_t bytes;
-};
-
-RawType raw_type(DataType type) {
+// Converter kernel for the raw types the ring accepts: 0..3 as in converters_, -1 for float32 (no kernel).
+int converter_for(DataType type) {
   switch (type) {
     case DataType::kUint8:
-      return {0, 1};
+      return 0;
     case DataType::kInt16:
-      return {1, 2};
+      return 1;
     case DataType::kUint16:
-      return {2, 2};
+      return 2;
     case DataType::kInt32:
-      return {3, 4};
+      return 3;
     case DataType::kFloat32:
-      return {-1, 4};
+      return -1;
     default:
       throw std::invalid_argument(fmt::format(
           "ring buffer: {} voxels are not supported (uint8, int16, uint16, int32, float32)", to_string(type)));
@@ -76,8 +71,8 @@ bool DeviceRingBuffer::contains(int64_t index) const {
 }
 
 ClEvent DeviceRingBuffer::push(int64_t index, std::span<const std::byte> payload, DataType type) {
-  const RawType raw = raw_type(type);
-  const size_t bytes = static_cast<size_t>(voxels_) * raw.bytes;
+  const int converter = converter_for(type);
+  const size_t bytes = static_cast<size_t>(voxels_) * static_cast<size_t>(bytes_per_voxel(type));
   if (payload.size() != bytes) {
     throw std::invalid_argument(fmt::format("ring buffer: volume {} has {} bytes, expected {} ({} voxels of {})", index,
                                             payload.size(), bytes, voxels_, to_string(type)));
@@ -101,7 +96,7 @@ ClEvent DeviceRingBuffer::push(int64_t index, std::span<const std::byte> payload
   // writes reach only at unmap on some drivers (NVIDIA).
   const size_t slot = static_cast<size_t>(slot_of(index));
   ClEvent done;
-  if (raw.converter < 0) {
+  if (converter < 0) {
     // float32: straight into its slot.
     RTF_CL_CHECK(clEnqueueWriteBuffer(device_.transfer_queue(), ring_.get(), CL_FALSE,
                                       slot * static_cast<size_t>(voxels_) * sizeof(float), bytes, s.host, 0, nullptr,
@@ -115,7 +110,7 @@ ClEvent DeviceRingBuffer::push(int64_t index, std::span<const std::byte> payload
                                       previous ? 1 : 0, previous ? &previous : nullptr, uploaded.out()));
     RTF_CL_CHECK(clFlush(device_.transfer_queue()));
     s.last_use = uploaded;
-    const ClKernel& k = converters_[static_cast<size_t>(raw.converter)];
+    const ClKernel& k = converters_[static_cast<size_t>(converter)];
     const int slot_arg = static_cast<int>(slot), n = static_cast<int>(voxels_);
     set_args(k, raw_, ring_, slot_arg, n);
     done = launch<1>(device_.queue(), k, {static_cast<size_t>(voxels_)}, {128}, {uploaded.get()});
