@@ -14,6 +14,7 @@
 #include <system_error>
 #include <type_traits>
 
+#include "core/image/voxel_decode.hpp"
 #include "core/io/byte_stream.hpp"
 #include "core/io/nifti_header.hpp"
 
@@ -122,53 +123,11 @@ DecodedHeader read_header(const fs::path& path, const NiftiReadLimits& limits, F
   return h;
 }
 
-float to_float(double x) {
-  if (x > FLT_MAX) return std::numeric_limits<float>::infinity();
-  if (x < -FLT_MAX) return -std::numeric_limits<float>::infinity();
-  return static_cast<float>(x);  // NaN stays NaN
-}
-
-template <typename T>
-void decode_voxels(const uint8_t* src, size_t count, const DecodedHeader& h, float* dst) {
-  const bool scale = h.scl_slope != 0.0;
-  for (size_t i = 0; i < count; ++i) {
-    uint8_t b[sizeof(T)];
-    std::memcpy(b, src + i * sizeof(T), sizeof(T));
-    if (h.swapped) std::reverse(b, b + sizeof(T));
-    T v;
-    std::memcpy(&v, b, sizeof(T));
-    if constexpr (std::is_same_v<T, float>) {
-      dst[i] = scale ? to_float(static_cast<double>(v) * h.scl_slope + h.scl_inter) : v;
-    } else {
-      const auto x = static_cast<double>(v);
-      dst[i] = to_float(scale ? x * h.scl_slope + h.scl_inter : x);
-    }
-  }
-}
-
 void decode_chunk(const uint8_t* src, size_t count, const DecodedHeader& h, float* dst) {
-  switch (h.image.source_type) {
-    case DataType::kUint8:
-      return decode_voxels<uint8_t>(src, count, h, dst);
-    case DataType::kInt8:
-      return decode_voxels<int8_t>(src, count, h, dst);
-    case DataType::kInt16:
-      return decode_voxels<int16_t>(src, count, h, dst);
-    case DataType::kUint16:
-      return decode_voxels<uint16_t>(src, count, h, dst);
-    case DataType::kInt32:
-      return decode_voxels<int32_t>(src, count, h, dst);
-    case DataType::kUint32:
-      return decode_voxels<uint32_t>(src, count, h, dst);
-    case DataType::kInt64:
-      return decode_voxels<int64_t>(src, count, h, dst);
-    case DataType::kUint64:
-      return decode_voxels<uint64_t>(src, count, h, dst);
-    case DataType::kFloat32:
-      return decode_voxels<float>(src, count, h, dst);
-    case DataType::kFloat64:
-      return decode_voxels<double>(src, count, h, dst);
-  }
+  decode_voxels(h.image.source_type,
+                std::span<const std::byte>(reinterpret_cast<const std::byte*>(src),
+                                           count * static_cast<size_t>(h.bytes_per_voxel)),
+                std::span<float>(dst, count), {.byte_swapped = h.swapped, .slope = h.scl_slope, .inter = h.scl_inter});
 }
 
 // Uncompressed data were size-checked against the file, so the result is allocated whole. Compressed data

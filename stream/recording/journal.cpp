@@ -12,20 +12,13 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/image/voxel_decode.hpp"
+
 namespace rtf::stream {
 
 static_assert(std::endian::native == std::endian::little, "payload decoding assumes a little-endian host");
 
 namespace {
-
-template <typename T>
-void decode_as(std::span<const std::byte> payload, std::span<float> out) {
-  for (size_t i = 0; i < out.size(); ++i) {
-    T value;
-    std::memcpy(&value, payload.data() + i * sizeof(T), sizeof(T));
-    out[i] = static_cast<float>(value);
-  }
-}
 
 DataType data_type_from_code(int code) {
   const auto type = static_cast<DataType>(code);
@@ -141,29 +134,7 @@ JournalContents read_journal(const std::filesystem::path& path) {
 }
 
 void decode_payload(DataType type, std::span<const std::byte> payload, std::span<float> out) {
-  switch (type) {
-    case DataType::kUint8:
-      return decode_as<uint8_t>(payload, out);
-    case DataType::kInt8:
-      return decode_as<int8_t>(payload, out);
-    case DataType::kInt16:
-      return decode_as<int16_t>(payload, out);
-    case DataType::kUint16:
-      return decode_as<uint16_t>(payload, out);
-    case DataType::kInt32:
-      return decode_as<int32_t>(payload, out);
-    case DataType::kUint32:
-      return decode_as<uint32_t>(payload, out);
-    case DataType::kFloat32:
-      return decode_as<float>(payload, out);
-    case DataType::kFloat64:
-      return decode_as<double>(payload, out);
-    case DataType::kInt64:
-      return decode_as<int64_t>(payload, out);
-    case DataType::kUint64:
-      return decode_as<uint64_t>(payload, out);
-  }
-  throw std::invalid_argument("decode_payload: unknown datatype");
+  decode_voxels(type, payload, out);  // little-endian host (asserted above), no scaling
 }
 
 }  // namespace rtf::stream
