@@ -27,3 +27,10 @@ class Stopwatch {
 };
 
 }  // namespace rtf::cli
+
+namespace rtf::cli {
+
+// The `rtfmri sim` group (created on first use), to which `sim replay` and `sim phantom` add themselves.
+CLI::App& sim_group(CLI::App& app);
+
+}  // namespace rtf::cli
