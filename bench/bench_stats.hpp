@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/util/quantiles.hpp"
+
 namespace rtf::bench {
 
 struct Timing {
@@ -16,15 +18,8 @@ struct Timing {
 };
 
 inline Timing summarize(std::vector<double> samples) {
-  Timing t;
-  if (samples.empty()) return t;
-  std::sort(samples.begin(), samples.end());
-  const size_t n = samples.size();
-  t.runs = static_cast<int>(n);
-  t.min = samples.front();
-  t.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
-  t.p95 = samples[std::min(n - 1, static_cast<size_t>(0.95 * static_cast<double>(n - 1) + 0.5))];
-  return t;
+  const Quantiles q = quantiles(std::move(samples));
+  return {q.median, q.p95, q.min, static_cast<int>(q.count)};
 }
 
 inline void print_line(const nlohmann::json& line) {

@@ -32,7 +32,9 @@ void require_same_grid(const ImageHeader& ref, const std::string& ref_name, cons
 namespace rtf::cli {
 
 CLI::App& sim_group(CLI::App& app) {
-  if (auto* existing = app.get_subcommand_no_throw("sim")) return *existing;
+  for (CLI::App* existing : app.get_subcommands({})) {
+    if (existing->get_name() == "sim") return *existing;
+  }
   auto* sim = app.add_subcommand("sim", "Scanner simulator: replay a 4D NIfTI to a server, or make a phantom");
   sim->require_subcommand(1);
   return *sim;

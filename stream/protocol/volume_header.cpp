@@ -22,7 +22,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, std::string_view>, 15> kErrorNames{{
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 16> kErrorNames{{
     {ErrorCode::kOk, "ok"},
     {ErrorCode::kMalformed, "malformed"},
     {ErrorCode::kUnsupportedProtocol, "unsupported_protocol"},
@@ -37,6 +37,7 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 15> kErrorNames{{
     {ErrorCode::kBadFrames, "bad_frames"},
     {ErrorCode::kRunClosed, "run_closed"},
     {ErrorCode::kIncompleteRun, "incomplete_run"},
+    {ErrorCode::kWrongSession, "wrong_session"},
     {ErrorCode::kInternal, "internal"},
 }};
 

@@ -34,6 +34,7 @@ enum class ErrorCode {
   kBadFrames,            // "bad_frames": wrong number of frames for the message type
   kRunClosed,            // "run_closed": volume or end_of_run for a run already ended
   kIncompleteRun,        // "incomplete_run": end_of_run while volumes below num_volumes are missing
+  kWrongSession,         // "wrong_session": the server's session directory belongs to another session
   kInternal,             // "internal": server-side failure (e.g. recording failed); resend later
 };
 

@@ -60,14 +60,14 @@ std::string grid_mismatch(const ImageHeader& first, const ImageHeader& g) {
     return fmt::format("datatype {} differs from the run's {}", to_string(g.source_type), to_string(first.source_type));
   }
   for (size_t a = 0; a < 3; ++a) {
-    if (std::abs(g.voxel_mm[a] - first.voxel_mm[a]) > 1e-6) {
+    if (std::abs(g.voxel_mm[a] - first.voxel_mm[a]) > kGridToleranceMm) {
       return fmt::format("voxel size {} mm on axis {} differs from the run's {} mm", g.voxel_mm[a], a,
                          first.voxel_mm[a]);
     }
   }
-  if ((g.affine - first.affine).cwiseAbs().maxCoeff() > 1e-6) return "affine differs from the run's";
+  if ((g.affine - first.affine).cwiseAbs().maxCoeff() > kGridToleranceMm) return "affine differs from the run's";
   if (g.xform_code != first.xform_code) return "xform code differs from the run's";
-  if (std::abs(g.tr_s - first.tr_s) > 1e-9) {
+  if (std::abs(g.tr_s - first.tr_s) > kTrToleranceS) {
     return fmt::format("TR {} s differs from the run's {} s", g.tr_s, first.tr_s);
   }
   return {};

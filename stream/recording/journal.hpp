@@ -14,6 +14,9 @@
 
 namespace rtf::stream {
 
+inline constexpr double kGridToleranceMm = 1e-4;  // voxel size and affine agreement within a run (= protocol §3)
+inline constexpr double kTrToleranceS = 1e-6;     // TR agreement within a run (= protocol §3)
+
 // Why `grid` cannot join a run whose first volume had `first` (dims, voxel size, affine, xform code, TR,
 // datatype); empty when it can.
 std::string grid_mismatch(const ImageHeader& first, const ImageHeader& grid);

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -79,8 +80,8 @@ std::string utc_time(const char* format) {
   return buffer;
 }
 
-RecordResult rejected(std::string reason) {
-  return {RecordStatus::kRejected, std::move(reason)};
+RecordResult rejected(std::string reason, RejectKind kind = RejectKind::kInvalid) {
+  return {RecordStatus::kRejected, std::move(reason), kind};
 }
 
 }  // namespace
@@ -134,26 +135,74 @@ SessionRecorder::SessionRecorder(std::filesystem::path dir, RecorderOptions opti
     throw RecordingError(reason);
   }
   const std::filesystem::path info = dir_ / "session.json";
-  if (!std::filesystem::exists(info, ec)) {
-    const nlohmann::json j = {
-        {"format", "rtfmri-session"},
-        {"format_version", 1},
-        {"session_id", options_.session_id.empty() ? utc_time("%Y%m%dT%H%M%SZ") : options_.session_id},
-        {"created", utc_time("%Y-%m-%dT%H:%M:%SZ")},
-        {"software_version", kSoftwareVersion},
-        {"fsync_policy", options_.fsync == FsyncPolicy::kEveryVolume ? "every_volume" : "none"}};
-    const std::string text = j.dump(2) + "\n";
-    const std::filesystem::path tmp = dir_ / "session.json.tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    const bool ok = fd >= 0 && pwrite_all(fd, text.data(), text.size(), 0) && ::fsync(fd) == 0;
-    const std::string reason = ok ? "" : errno_text("cannot write " + tmp.string());
-    if (fd >= 0) ::close(fd);
-    if (!ok || ::rename(tmp.c_str(), info.c_str()) != 0) {
+  if (std::filesystem::exists(info, ec)) {
+    try {
+      std::ifstream in(info);
+      const nlohmann::json j = nlohmann::json::parse(in);
+      if (j.contains("session_id") && j.at("session_id").is_string()) session_id_ = j.at("session_id");
+      created_ = j.value("created", std::string());
+    } catch (const std::exception& e) {
       ::close(lock_fd_);
-      throw RecordingError(ok ? errno_text("cannot create " + info.string()) : reason);
+      throw RecordingError(fmt::format("{} is not a readable session file: {}", info.string(), e.what()));
+    }
+  } else {
+    session_id_ = options_.session_id;
+    created_ = utc_time("%Y-%m-%dT%H:%M:%SZ");
+    if (std::string reason = write_session_json(); !reason.empty()) {
+      ::close(lock_fd_);
+      throw RecordingError(reason);
     }
   }
   fsync_dir(dir_);
+}
+
+std::string SessionRecorder::write_session_json() const {
+  const nlohmann::json j = {
+      {"format", "rtfmri-session"},
+      {"format_version", 1},
+      {"session_id", session_id_.empty() ? nlohmann::json(nullptr) : nlohmann::json(session_id_)},
+      {"created", created_},
+      {"software_version", kSoftwareVersion},
+      {"fsync_policy", options_.fsync == FsyncPolicy::kEveryVolume ? "every_volume" : "none"}};
+  const std::string text = j.dump(2) + "\n";
+  const std::filesystem::path info = dir_ / "session.json";
+  const std::filesystem::path tmp = dir_ / "session.json.tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const bool ok = fd >= 0 && pwrite_all(fd, text.data(), text.size(), 0) && ::fsync(fd) == 0;
+  const std::string reason = ok ? "" : errno_text("cannot write " + tmp.string());
+  if (fd >= 0) ::close(fd);
+  if (!ok) return reason;
+  if (::rename(tmp.c_str(), info.c_str()) != 0) return errno_text("cannot create " + info.string());
+  fsync_dir(dir_);
+  return {};
+}
+
+bool SessionRecorder::bind_session(const std::string& id, std::string& reason) {
+  if (id == session_id_) return true;
+  if (!session_id_.empty()) {
+    reason = fmt::format("this server records session '{}' in {}; got session '{}'", session_id_, dir_.string(), id);
+    return false;
+  }
+  session_id_ = id;
+  if (std::string error = write_session_json(); !error.empty()) {
+    session_id_.clear();
+    reason = error;
+    return false;
+  }
+  return true;
+}
+
+std::optional<SessionRecorder::RunState> SessionRecorder::run_state(const std::string& name, int64_t num_volumes) {
+  std::string error;
+  Run* run = open_run(name, error);
+  if (run == nullptr) return std::nullopt;
+  RunState state;
+  state.ended = run->ended;
+  state.recorded = static_cast<int64_t>(run->indices.size());
+  for (int64_t i = 0; i < num_volumes; ++i) {
+    if (run->indices.count(i) == 0) state.missing.push_back(i);
+  }
+  return state;
 }
 
 SessionRecorder::~SessionRecorder() {
@@ -251,16 +300,16 @@ RecordResult SessionRecorder::record(const RecordedVolume& v) {
   if (run->indices.count(v.index) != 0) {
     return {RecordStatus::kDuplicate, fmt::format("volume {} of run {} is already recorded", v.index, v.run)};
   }
-  if (run->ended) return rejected(fmt::format("run {} has ended", v.run));
+  if (run->ended) return rejected(fmt::format("run {} has ended", v.run), RejectKind::kRunEnded);
   if (run->grid) {
-    if (std::string why = grid_mismatch(*run->grid, g); !why.empty()) return rejected(why);
+    if (std::string why = grid_mismatch(*run->grid, g); !why.empty()) return rejected(why, RejectKind::kInconsistent);
   }
 
   JournalEntry entry;
   entry.index = v.index;
   entry.offset = run->bin_size;
   entry.length = expected;
-  entry.crc32 = crc32(v.payload);
+  entry.crc32 = v.crc32 ? *v.crc32 : crc32(v.payload);
   entry.grid = g;
   entry.grid.num_volumes = 1;
   entry.grid.description.clear();
@@ -276,7 +325,7 @@ RecordResult SessionRecorder::record(const RecordedVolume& v) {
       spdlog::error("run {}: could not cut the files back after a failed write: {}", v.run, std::strerror(errno));
     }
     spdlog::error("run {}: volume {} not recorded: {}", v.run, v.index, reason);
-    return rejected(reason);
+    return rejected(reason, RejectKind::kWriteFailed);
   };
   if (!pwrite_all(run->bin_fd, v.payload.data(), v.payload.size(), entry.offset)) return undo("writing volumes.bin");
   if (sync && ::fdatasync(run->bin_fd) != 0) return undo("syncing volumes.bin");

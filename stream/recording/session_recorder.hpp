@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/image/image.hpp"
 #include "stream/recording/recovery.hpp"
@@ -24,6 +26,7 @@ struct RecordedVolume {
   ImageHeader grid;                    // dims, voxel_mm, affine, xform_code, tr_s, source_type (num_volumes ignored)
   std::span<const std::byte> payload;  // raw voxels, little-endian, x fastest, in grid.source_type
   double received_s = 0.0;             // receive time (seconds, the caller's clock, e.g. Unix time)
+  std::optional<uint32_t> crc32;       // CRC-32 of payload if the caller already computed it (saves a pass)
 };
 
 enum class FsyncPolicy {
@@ -33,14 +36,24 @@ enum class FsyncPolicy {
 
 struct RecorderOptions {
   FsyncPolicy fsync = FsyncPolicy::kEveryVolume;
-  std::string session_id;  // written to session.json when it is created; empty: derived from the creation time
+  std::string session_id;  // written to session.json when it is created; empty: null until bind_session()
 };
 
 enum class RecordStatus { kRecorded, kDuplicate, kRejected };
 
+// Why a volume was rejected.
+enum class RejectKind {
+  kNone,          // not rejected
+  kInvalid,       // bad run id, index, grid or payload length
+  kInconsistent,  // grid, datatype or TR unlike the run's first volume
+  kRunEnded,      // a new index for a run that has ended
+  kWriteFailed,   // the disk refused (the errno text is in reason); nothing was kept
+};
+
 struct RecordResult {
   RecordStatus status = RecordStatus::kRejected;
   std::string reason;  // why it was rejected (or what it duplicated)
+  RejectKind kind = RejectKind::kNone;
 };
 
 class RecordingError : public std::runtime_error {
@@ -68,12 +81,29 @@ class SessionRecorder {
 
   const std::filesystem::path& dir() const { return dir_; }
 
+  // The session id in session.json; empty while none is bound.
+  const std::string& session_id() const { return session_id_; }
+  // Ties the directory to session `id`: the first call on a directory without an id writes it into session.json;
+  // later calls succeed only for the same id (also after a restart). On false, `reason` says why.
+  bool bind_session(const std::string& id, std::string& reason);
+
+  // State of a run as journaled (opening it, and creating its directory, if needed). nullopt for an invalid id.
+  struct RunState {
+    bool ended = false;
+    int64_t recorded = 0;          // distinct indices journaled
+    std::vector<int64_t> missing;  // indices in [0, num_volumes) not journaled
+  };
+  std::optional<RunState> run_state(const std::string& run, int64_t num_volumes);
+
  private:
   struct Run;
   Run* open_run(const std::string& run, std::string& error);
 
   std::filesystem::path dir_;
   RecorderOptions options_;
+  std::string session_id_;
+  std::string created_;
+  std::string write_session_json() const;  // "" on success, else the reason
   int lock_fd_ = -1;
   std::map<std::string, std::unique_ptr<Run>> runs_;
 };

@@ -1,0 +1,86 @@
+// `rtfmri sim replay FILE --to ADDR`: send a 4D NIfTI to an ingest server at TR pace (or N times faster), with
+// optional fault injection; prints what happened and fails unless every volume was acknowledged and the run closed.
+#include <fmt/format.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "cli/cli_support.hpp"
+#include "cli/command_registry.hpp"
+#include "core/io/nifti_io.hpp"
+#include "sim/replay/replay.hpp"
+
+namespace {
+
+struct ReplayCli {
+  std::string file;
+  rtf::sim::ReplayOptions options;
+  std::string corrupt_target = "both";
+};
+
+void run(ReplayCli& c) {
+  if (c.corrupt_target == "header") c.options.faults.corrupt_target = rtf::sim::CorruptTarget::kHeader;
+  if (c.corrupt_target == "payload") c.options.faults.corrupt_target = rtf::sim::CorruptTarget::kPayload;
+  const rtf::Image image = rtf::read_nifti(c.file);
+  zmq::context_t context(1);
+  const rtf::sim::ReplayReport r = rtf::sim::replay(image, c.options, context);
+  const auto& s = r.stats;
+  fmt::print("replay: {} volumes in {:.2f} s; {} transmissions ({} resends), {} acknowledged, {} duplicate ACKs, {} NACKs, "
+             "{} unmatched replies, {} reconnects\n",
+             r.volumes, r.seconds, s.transmissions, s.resends, s.acked, s.duplicate_acks, s.nacks, s.unmatched,
+             s.reconnects);
+  for (const auto& [code, n] : s.nacks_by_code) fmt::print("  NACK {}: {}\n", code, n);
+  fmt::print("run {}/{}: {}\n", c.options.session, c.options.run,
+             r.run_closed ? "closed (END_OF_RUN acknowledged)" : (c.options.end_run ? "NOT closed" : "left open"));
+  for (const auto& f : r.failures) fmt::print(stderr, "  failed: {}\n", f);
+  if (!r.ok()) throw std::runtime_error(fmt::format("{} volumes or messages were not delivered", r.failures.size()));
+}
+
+void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
+  auto c = std::make_shared<ReplayCli>();
+  auto& o = c->options;
+  auto* cmd = rtf::cli::sim_group(app).add_subcommand(
+      "replay", "Send a 4D NIfTI to an ingest server like a scanner (protocol: docs/protocol.md)");
+  cmd->add_option("FILE", c->file, "4D NIfTI (.nii or .nii.gz)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--to", o.address, "Server endpoint")->capture_default_str();
+  cmd->add_option("--tr", o.tr_s, "TR in seconds (default: the file's pixdim[4])")->check(CLI::PositiveNumber);
+  cmd->add_option("--speed", o.speed, "Times faster than real time; 0: as fast as the server acknowledges")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--start", o.start, "First volume of the file to send; it goes out as index 0")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--count", o.count, "Number of volumes to send (default: to the end)");
+  cmd->add_option("--session", o.session, "Session id")->capture_default_str();
+  cmd->add_option("--run", o.run, "Run id")->capture_default_str();
+  cmd->add_option("--drop", o.faults.drop, "Fault: probability that a volume's first transmission is lost")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--duplicate", o.faults.duplicate, "Fault: probability that a volume is sent twice")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--reorder", o.faults.reorder, "Fault: probability that a volume swaps with the next")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--corrupt", o.faults.corrupt, "Fault: probability that a first transmission is corrupted")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--corrupt-target", c->corrupt_target, "What --corrupt damages")
+      ->check(CLI::IsMember({"header", "payload", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--jitter", o.faults.jitter_s, "Fault: extra random delay of up to S seconds per volume")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--disconnect-after", o.faults.disconnect_after,
+                  "Fault: drop the connection after N volumes, then reconnect and resend what is unacknowledged")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o.faults.seed, "Seed of the fault plan")->capture_default_str();
+  cmd->add_option("--resend-timeout", o.resend_timeout_s, "Seconds without a reply before a volume is resent")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--finish-timeout", o.finish_timeout_s, "Seconds to wait for the last ACKs and END_OF_RUN")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("!--no-end-of-run", o.end_run, "Do not send END_OF_RUN (the run stays open)");
+  cmd->add_option("--ack-log", o.ack_log, "Write 'run index' per acknowledged volume to this file as ACKs arrive");
+  cmd->callback([c] { run(*c); });
+}
+
+RTF_REGISTER_COMMAND(81, setup);
+
+}  // namespace

@@ -1,0 +1,98 @@
+// IngestCore: the transport-independent heart of the ingest server. It takes protocol-1 messages (or volumes
+// from another transport through the VolumeHandler seam), validates them, records each accepted volume durably
+// before answering ACK, drops duplicates by (run, index), closes runs on END_OF_RUN, and hands every newly
+// recorded volume to later stages through a DropOldestQueue that never makes ingest wait.
+// Behaviour and reply rules: docs/protocol.md; threading and queue policy: docs/ingest.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stream/protocol/messages.hpp"
+#include "stream/protocol/volume_header.hpp"
+#include "stream/recording/session_recorder.hpp"
+#include "stream/server/drop_oldest_queue.hpp"
+#include "stream/server/volume_handler.hpp"
+
+namespace rtf::stream {
+
+// A recorded volume on its way to later stages, with its ingest timestamps (steady clock, ns).
+struct AcceptedVolume {
+  VolumeHeader header;
+  std::vector<std::byte> payload;  // as received: little-endian, x fastest, header.datatype
+  int64_t received_ns = 0;         // last frame arrived
+  int64_t recorded_ns = 0;         // durably recorded (the ACK follows at once)
+};
+
+struct IngestOptions {
+  ProtocolLimits limits;
+  RecorderOptions recorder;   // fsync policy; session_id binds the directory up front (else the first volume does)
+  size_t queue_capacity = 64;  // volumes waiting for later stages before the oldest is dropped (for them only)
+};
+
+struct IngestStats {
+  int64_t messages = 0;      // every message handled
+  int64_t recorded = 0;      // volumes newly recorded (ACKed)
+  int64_t duplicates = 0;    // volumes ACKed again as duplicates
+  int64_t nacked = 0;        // messages NACKed
+  int64_t runs_closed = 0;   // END_OF_RUN ACKed (first time)
+  int64_t queue_dropped = 0;  // recorded volumes later stages never saw because the queue was full
+  std::map<std::string, int64_t> nacks_by_code;
+};
+
+class IngestCore {
+ public:
+  // Opens (and locks) the session directory. Throws RecordingError when it cannot.
+  IngestCore(const std::filesystem::path& session_dir, IngestOptions options = {});
+  ~IngestCore();
+  IngestCore(const IngestCore&) = delete;
+  IngestCore& operator=(const IngestCore&) = delete;
+
+  // One protocol-1 message as it came off the wire (frames after the ROUTER's identity frame). Returns the reply
+  // frame (ACK or NACK JSON). Never throws.
+  std::string handle_frames(std::span<const std::span<const std::byte>> frames, int64_t received_ns);
+
+  // A volume whose header is already parsed (from handle_frames or another transport): payload check, session
+  // binding, within-run consistency, duplicate check, recording, hand-off. Never throws.
+  Reply handle_volume(const VolumeHeader& header, std::vector<std::byte>&& payload, int64_t received_ns);
+  Reply handle_end_of_run(const EndOfRun& message);
+
+  // Binds the session directory to `id` up front (rtfmri run --session); false with `reason` if it holds another.
+  bool bind_session(const std::string& id, std::string& reason);
+
+  // This core as a VolumeHandler for other transports (pyneal).
+  VolumeHandler as_handler();
+
+  // Writes bold.nii.gz for every run that has volumes but no END_OF_RUN yet (a clean shutdown mid-run), without
+  // ending them. Returns one line per run written.
+  std::vector<std::string> write_open_runs();
+
+  DropOldestQueue<AcceptedVolume>& queue() { return queue_; }
+  const ProtocolLimits& limits() const { return options_.limits; }
+  IngestStats stats() const;
+  const std::filesystem::path& session_dir() const { return recorder_.dir(); }
+
+ private:
+  Reply nack(const VolumeHeader& header, ErrorCode code, std::string reason);
+  Reply nack(ReplyTo of, const std::string& session, const std::string& run, std::optional<int64_t> index,
+             ErrorCode code, std::string reason);
+
+  IngestOptions options_;
+  mutable std::mutex mutex_;  // one message at a time (the ROUTER and pyneal transports may share a core)
+  SessionRecorder recorder_;
+  std::map<std::string, VolumeHeader> first_of_run_;  // run id -> its first volume seen by this process
+  std::map<std::string, int64_t> open_run_volumes_;   // runs with volumes recorded here and not yet ended
+  DropOldestQueue<AcceptedVolume> queue_;
+  IngestStats stats_;
+};
+
+}  // namespace rtf::stream
