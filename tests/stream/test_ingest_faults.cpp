@@ -1,0 +1,230 @@
+// ctest-label: unit
+// The ingest path over real ZeroMQ sockets (server thread + simulator sender in one process): a clean round trip and
+// every fault the simulator injects (drop, duplicate, reorder, jitter, corrupt header, corrupt payload, disconnect
+// and reconnect) end with every volume recorded exactly once, bit for bit, in index order, and the run closed.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <thread>
+
+#include "core/io/nifti_io.hpp"
+#include "sim/replay/replay.hpp"
+#include "stream/recording/journal.hpp"
+#include "stream/server/ingest_core.hpp"
+#include "stream/server/zmq_ingest_server.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace rtf::sim {
+namespace {
+
+using test::TempDir;
+
+// Random int16-valued 4D image on an odd grid with an oblique-ish affine.
+Image source_image(int64_t volumes, uint32_t seed) {
+  ImageHeader h;
+  h.dims = {13, 11, 7};
+  h.num_volumes = volumes;
+  h.voxel_mm = {3.0, 3.0, 3.5};
+  h.affine << 3.0, 0.1, 0, -20, 0, 3.0, 0.2, -15, 0, 0, 3.5, 4, 0, 0, 0, 1;
+  h.tr_s = 2.0;
+  h.source_type = DataType::kInt16;
+  Image image(h);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(-32768, 32767);
+  for (float& v : image.data()) v = static_cast<float>(d(rng));
+  return image;
+}
+
+// A server on a free loopback port, running on its own thread for the life of the object.
+class ServerFixture {
+ public:
+  explicit ServerFixture(const std::filesystem::path& dir) : core_(dir), server_(context_, core_, options()) {
+    thread_ = std::thread([this] { server_.run(); });
+  }
+  ~ServerFixture() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string endpoint() const { return server_.endpoint(); }
+  stream::IngestCore& core() { return core_; }
+
+ private:
+  static stream::ZmqServerOptions options() {
+    stream::ZmqServerOptions o;
+    o.address = "tcp://127.0.0.1:*";
+    return o;
+  }
+  zmq::context_t context_{1};
+  stream::IngestCore core_;
+  stream::ZmqIngestServer server_;
+  std::thread thread_;
+};
+
+struct Outcome {
+  ReplayReport report;
+  stream::IngestStats server;
+};
+
+Outcome replay_with(const Image& image, const FaultOptions& faults, const TempDir& tmp) {
+  ServerFixture server(tmp.path());
+  ReplayOptions options;
+  options.address = server.endpoint();
+  options.speed = 0;
+  options.resend_timeout_s = 0.25;
+  options.finish_timeout_s = 30;
+  options.faults = faults;
+  zmq::context_t context(1);
+  Outcome out{replay(image, options, context), {}};
+  out.server = server.core().stats();
+  return out;
+}
+
+// Every volume recorded exactly once, bit for bit, in index order.
+void expect_recorded_exactly_once(const Image& image, const TempDir& tmp) {
+  const auto run_dir = tmp.path() / "runs" / "run-01";
+  const stream::JournalContents journal = stream::read_journal(run_dir / "journal.jsonl");
+  std::multiset<int64_t> indices;
+  for (const auto& e : journal.entries) indices.insert(e.index);
+  EXPECT_EQ(journal.entries.size(), static_cast<size_t>(image.nt()));
+  for (int64_t i = 0; i < image.nt(); ++i) EXPECT_EQ(indices.count(i), 1u) << "volume " << i;
+  EXPECT_TRUE(journal.ended);
+  const Image bold = read_nifti(run_dir / "bold.nii.gz");
+  ASSERT_EQ(bold.nt(), image.nt());
+  EXPECT_EQ(bold.header().source_type, DataType::kInt16);
+  EXPECT_TRUE(bold.header().same_grid(image.header(), 1e-4));
+  EXPECT_EQ(bold.data(), image.data());
+}
+
+TEST(IngestFaults, CleanRoundTrip) {
+  TempDir tmp;
+  const Image image = source_image(20, 1);
+  const Outcome o = replay_with(image, {}, tmp);
+  ASSERT_TRUE(o.report.ok()) << (o.report.failures.empty() ? "" : o.report.failures[0]);
+  EXPECT_EQ(o.report.stats.transmissions, 20);
+  EXPECT_EQ(o.report.stats.nacks, 0);
+  EXPECT_EQ(o.server.recorded, 20);
+  expect_recorded_exactly_once(image, tmp);
+}
+
+TEST(IngestFaults, DroppedVolumesAreResentAfterTheTimeout) {
+  TempDir tmp;
+  const Image image = source_image(24, 2);
+  FaultOptions f;
+  f.drop = 0.25;
+  f.seed = 11;
+  const Outcome o = replay_with(image, f, tmp);
+  ASSERT_TRUE(o.report.ok());
+  EXPECT_GT(o.report.stats.resends, 0);
+  expect_recorded_exactly_once(image, tmp);
+}
+
+TEST(IngestFaults, DuplicatesAreAcknowledgedButRecordedOnce) {
+  TempDir tmp;
+  const Image image = source_image(24, 3);
+  FaultOptions f;
+  f.duplicate = 0.3;
+  f.seed = 12;
+  const Outcome o = replay_with(image, f, tmp);
+  ASSERT_TRUE(o.report.ok());
+  EXPECT_GT(o.server.duplicates, 0);
+  EXPECT_EQ(o.server.recorded, 24);
+  expect_recorded_exactly_once(image, tmp);
+}
+
+TEST(IngestFaults, ReorderedAndJitteredVolumesEndUpInIndexOrder) {
+  TempDir tmp;
+  const Image image = source_image(24, 4);
+  FaultOptions f;
+  f.reorder = 0.4;
+  f.jitter_s = 0.01;
+  f.seed = 13;
+  const auto plan = plan_faults(0, 24, f);
+  bool swapped = false;
+  for (size_t i = 0; i < plan.size(); ++i) swapped |= plan[i].index != static_cast<int64_t>(i);
+  ASSERT_TRUE(swapped) << "the seed must produce at least one swap";
+  const Outcome o = replay_with(image, f, tmp);
+  ASSERT_TRUE(o.report.ok());
+  expect_recorded_exactly_once(image, tmp);
+}
+
+TEST(IngestFaults, CorruptPayloadsAreNackedAndResentIntact) {
+  TempDir tmp;
+  const Image image = source_image(24, 5);
+  FaultOptions f;
+  f.corrupt = 0.3;
+  f.corrupt_target = CorruptTarget::kPayload;
+  f.seed = 14;
+  const Outcome o = replay_with(image, f, tmp);
+  ASSERT_TRUE(o.report.ok());
+  EXPECT_GT(o.server.nacks_by_code.count("checksum_mismatch"), 0u);
+  expect_recorded_exactly_once(image, tmp);
+}
+
+TEST(IngestFaults, CorruptHeadersAreNackedAndResentIntact) {
+  TempDir tmp;
+  const Image image = source_image(24, 6);
+  FaultOptions f;
+  f.corrupt = 0.3;
+  f.corrupt_target = CorruptTarget::kHeader;
+  f.seed = 15;
+  const Outcome o = replay_with(image, f, tmp);
+  ASSERT_TRUE(o.report.ok());
+  EXPECT_GT(o.server.nacks_by_code.count("malformed"), 0u);
+  expect_recorded_exactly_once(image, tmp);
+}
+
+TEST(IngestFaults, DisconnectThenReconnectResendsWhatWasUnacknowledged) {
+  TempDir tmp;
+  const Image image = source_image(24, 7);
+  FaultOptions f;
+  f.disconnect_after = 10;
+  const Outcome o = replay_with(image, f, tmp);
+  ASSERT_TRUE(o.report.ok());
+  EXPECT_EQ(o.report.stats.reconnects, 1);
+  expect_recorded_exactly_once(image, tmp);
+}
+
+TEST(IngestFaults, EverythingAtOnce) {
+  TempDir tmp;
+  const Image image = source_image(40, 8);
+  FaultOptions f;
+  f.drop = 0.1;
+  f.duplicate = 0.1;
+  f.reorder = 0.2;
+  f.corrupt = 0.15;
+  f.jitter_s = 0.005;
+  f.disconnect_after = 17;
+  f.seed = 16;
+  const Outcome o = replay_with(image, f, tmp);
+  ASSERT_TRUE(o.report.ok());
+  expect_recorded_exactly_once(image, tmp);
+}
+
+TEST(FaultPlan, EveryIndexOnceAndReproducible) {
+  FaultOptions f;
+  f.drop = 0.2;
+  f.reorder = 0.3;
+  f.corrupt = 0.2;
+  f.duplicate = 0.1;
+  f.disconnect_after = 5;
+  f.seed = 99;
+  const auto a = plan_faults(0, 50, f);
+  const auto b = plan_faults(0, 50, f);
+  ASSERT_EQ(a.size(), 50u);
+  std::set<int64_t> seen;
+  int reconnects = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    seen.insert(a[i].index);
+    EXPECT_EQ(a[i].index, b[i].index);
+    EXPECT_EQ(a[i].tamper, b[i].tamper);
+    EXPECT_LE(std::abs(a[i].index - static_cast<int64_t>(i)), 1);
+    reconnects += a[i].reconnect_before;
+  }
+  EXPECT_EQ(seen.size(), 50u);
+  EXPECT_EQ(reconnects, 1);
+  EXPECT_TRUE(a[5].reconnect_before);
+}
+
+}  // namespace
+}  // namespace rtf::sim
