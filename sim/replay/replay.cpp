@@ -90,6 +90,7 @@ ReplayReport replay(const Image& image, const ReplayOptions& options, zmq::conte
   AckLog ack_log(options.ack_log);
 
   ReplayReport report;
+  report.end_run_requested = options.end_run;
   const double t0 = now_s();
   double previous_target = t0;
   // Wire indices count from 0 at `start`: a run replayed from volume K is a run of its own.

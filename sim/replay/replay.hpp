@@ -35,9 +35,10 @@ struct ReplayReport {
   stream::SenderStats stats;
   bool all_acknowledged = false;
   bool run_closed = false;
+  bool end_run_requested = true;
   std::vector<std::string> failures;  // volumes given up, and END_OF_RUN problems
   double seconds = 0.0;
-  bool ok() const { return all_acknowledged && failures.empty() && (run_closed || volumes == 0); }
+  bool ok() const { return all_acknowledged && failures.empty() && (run_closed || !end_run_requested); }
 };
 
 // Sends `image` (3D or 4D) to the server. Throws std::invalid_argument for unusable options (no TR, start beyond
