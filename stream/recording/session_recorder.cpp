@@ -339,26 +339,31 @@ RecordResult SessionRecorder::record(const RecordedVolume& v) {
   return {RecordStatus::kRecorded, {}};
 }
 
+std::string SessionRecorder::end_run(const std::string& name) {
+  std::string error;
+  Run* run = open_run(name, error);
+  if (run == nullptr) return error;
+  if (run->ended) return {};
+  const std::string line = encode_end_of_run(static_cast<int64_t>(run->indices.size()));
+  if (!pwrite_all(run->journal_fd, line.data(), line.size(), run->journal_size) || ::fdatasync(run->journal_fd) != 0) {
+    error = errno_text("writing the end of run to journal.jsonl");
+    if (::ftruncate(run->journal_fd, static_cast<off_t>(run->journal_size)) != 0) {
+      spdlog::error("run {}: could not cut journal.jsonl back: {}", name, std::strerror(errno));
+    }
+    return error;
+  }
+  run->journal_size += line.size();
+  run->ended = true;
+  return {};
+}
+
 RunRecovery SessionRecorder::finish_run(const std::string& name) {
   RunRecovery result;
   result.run = name;
-  Run* run = open_run(name, result.error);
-  if (run == nullptr) return result;
-  if (!run->ended) {
-    const std::string line = encode_end_of_run(static_cast<int64_t>(run->indices.size()));
-    if (!pwrite_all(run->journal_fd, line.data(), line.size(), run->journal_size) ||
-        ::fdatasync(run->journal_fd) != 0) {
-      result.error = errno_text("writing the end of run to journal.jsonl");
-      if (::ftruncate(run->journal_fd, static_cast<off_t>(run->journal_size)) != 0) {
-        spdlog::error("run {}: could not cut journal.jsonl back: {}", name, std::strerror(errno));
-      }
-      return result;
-    }
-    run->journal_size += line.size();
-    run->ended = true;
-  }
+  result.error = end_run(name);
+  if (!result.error.empty()) return result;
   try {
-    return build_run_nifti(run->dir, read_journal(run->dir / "journal.jsonl"));
+    return build_run_nifti(run_dir(name), read_journal(run_dir(name) / "journal.jsonl"));
   } catch (const std::exception& e) {
     result.error = e.what();
     return result;

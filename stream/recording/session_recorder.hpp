@@ -79,6 +79,11 @@ class SessionRecorder {
   // volumes in index order. Missing indices are reported, not invented. Calling it again rewrites the NIfTI.
   RunRecovery finish_run(const std::string& run);
 
+  // The first half of finish_run: appends (and fdatasyncs) the end-of-run journal line, once. After it the run takes
+  // no new volumes. Returns "" on success, else the reason. build_run_nifti(run_dir(run), ...) is the second half.
+  std::string end_run(const std::string& run);
+  std::filesystem::path run_dir(const std::string& run) const { return dir_ / "runs" / run; }
+
   const std::filesystem::path& dir() const { return dir_; }
 
   // The session id in session.json; empty while none is bound.

@@ -50,7 +50,10 @@ ErrorCode code_for(RejectKind kind) {
 IngestCore::IngestCore(const std::filesystem::path& session_dir, IngestOptions options)
     : options_(std::move(options)), recorder_(session_dir, options_.recorder), queue_(options_.queue_capacity) {}
 
-IngestCore::~IngestCore() { queue_.close(); }
+IngestCore::~IngestCore() {
+  queue_.close();
+  for (auto& f : run_files_) f.wait();
+}
 
 Reply IngestCore::nack(ReplyTo of, const std::string& session, const std::string& run, std::optional<int64_t> index,
                        ErrorCode code, std::string reason) {
@@ -172,12 +175,28 @@ Reply IngestCore::handle_end_of_run(const EndOfRun& m) {
                 fmt::format("field 'num_volumes': run {} already has {} volumes, some with index >= {}", m.run,
                             state->recorded, m.num_volumes));
   }
-  const RunRecovery written = recorder_.finish_run(m.run);
-  if (!written.error.empty()) return fail(ErrorCode::kInternal, "closing the run: " + written.error);
+  if (std::string error = recorder_.end_run(m.run); !error.empty()) {
+    return fail(ErrorCode::kInternal, "closing the run: " + error);
+  }
   ++stats_.runs_closed;
   open_run_volumes_.erase(m.run);
   first_of_run_.erase(m.run);
-  spdlog::info("run {}/{} closed: {} volumes -> {}", m.session, m.run, written.recovered, written.nifti.string());
+  spdlog::info("run {}/{} closed with {} volumes; writing its NIfTI", m.session, m.run, m.num_volumes);
+  // The journal is the record; the NIfTI is derived from it and can take seconds for a long run, so it is written
+  // off the ingest thread (the next run's volumes are not kept waiting).
+  run_files_.push_back(std::async(std::launch::async, [run_dir = recorder_.run_dir(m.run), run = m.run] {
+    try {
+      const RunRecovery r = build_run_nifti(run_dir, read_journal(run_dir / "journal.jsonl"));
+      const std::string line = r.error.empty()
+                                   ? fmt::format("run {}: {} volumes -> {}", run, r.recovered, r.nifti.string())
+                                   : fmt::format("run {}: writing the NIfTI failed: {}", run, r.error);
+      (r.error.empty() ? spdlog::info("{}", line) : spdlog::error("{}", line));
+      return line;
+    } catch (const std::exception& e) {
+      spdlog::error("run {}: writing the NIfTI failed: {}", run, e.what());
+      return fmt::format("run {}: writing the NIfTI failed: {}", run, e.what());
+    }
+  }));
   return Ack{ReplyTo::kEndOfRun, m.session, m.run, std::nullopt, false};
 }
 
@@ -196,9 +215,20 @@ VolumeHandler IngestCore::as_handler() {
   };
 }
 
-std::vector<std::string> IngestCore::write_open_runs() {
-  std::lock_guard lock(mutex_);
+std::vector<std::string> IngestCore::wait_for_run_files() {
+  std::vector<std::future<std::string>> pending;
+  {
+    std::lock_guard lock(mutex_);
+    pending.swap(run_files_);
+  }
   std::vector<std::string> lines;
+  for (auto& f : pending) lines.push_back(f.get());
+  return lines;
+}
+
+std::vector<std::string> IngestCore::write_open_runs() {
+  std::vector<std::string> lines = wait_for_run_files();
+  std::lock_guard lock(mutex_);
   for (const auto& [run, count] : open_run_volumes_) {
     const std::filesystem::path run_dir = recorder_.dir() / "runs" / run;
     try {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -73,8 +74,11 @@ class IngestCore {
   VolumeHandler as_handler();
 
   // Writes bold.nii.gz for every run that has volumes but no END_OF_RUN yet (a clean shutdown mid-run), without
-  // ending them. Returns one line per run written.
+  // ending them, and waits for the NIfTIs of closed runs still being written. Returns one line per run.
   std::vector<std::string> write_open_runs();
+
+  // Waits until the NIfTIs of every closed run are written; returns one line per run finished since the last call.
+  std::vector<std::string> wait_for_run_files();
 
   DropOldestQueue<AcceptedVolume>& queue() { return queue_; }
   const ProtocolLimits& limits() const { return options_.limits; }
@@ -91,6 +95,7 @@ class IngestCore {
   SessionRecorder recorder_;
   std::map<std::string, VolumeHeader> first_of_run_;  // run id -> its first volume seen by this process
   std::map<std::string, int64_t> open_run_volumes_;   // runs with volumes recorded here and not yet ended
+  std::vector<std::future<std::string>> run_files_;   // bold.nii.gz of closed runs, written off the ingest thread
   DropOldestQueue<AcceptedVolume> queue_;
   IngestStats stats_;
 };

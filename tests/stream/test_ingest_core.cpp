@@ -206,6 +206,9 @@ TEST(IngestCore, EndOfRunNeedsEveryVolumeThenClosesTheRun) {
   EXPECT_TRUE(std::holds_alternative<Ack>(send(core, make_volume(2, 2))));  // a late resend: duplicate ACK
   EXPECT_EQ(core.stats().runs_closed, 1);
 
+  const auto written = core.wait_for_run_files();  // the NIfTI is written off the ingest thread
+  ASSERT_EQ(written.size(), 1u);
+  EXPECT_NE(written[0].find("4 volumes"), std::string::npos) << written[0];
   const Image bold = read_nifti(tmp.path() / "runs" / "run-1" / "bold.nii.gz");
   ASSERT_EQ(bold.nt(), 4);
   EXPECT_DOUBLE_EQ(bold.header().tr_s, 2.0);

@@ -50,7 +50,7 @@ enum class Crash { kAfterPayload, kTornJournalLine, kKilledByParent };
   const int limit = crash == Crash::kKilledByParent ? 100000 : volumes_before_crash;
   for (int i = 0; i < limit; ++i) {
     const auto p = payload_of(i);
-    if (rec.record({"run-01", i, grid(), p, 0.0}).status != RecordStatus::kRecorded) ::_exit(3);
+    if (rec.record({"run-01", i, grid(), p, 0.0, std::nullopt}).status != RecordStatus::kRecorded) ::_exit(3);
     const int32_t acked = i + 1;
     if (::write(fd, &acked, sizeof(acked)) != sizeof(acked)) ::_exit(4);
   }
@@ -137,10 +137,10 @@ TEST_P(CrashRecovery, EveryAcknowledgedVolumeIsRecoveredAndRecordingGoesOn) {
   {
     SessionRecorder rec(tmp.path());
     const auto p = payload_of(have - 1);
-    EXPECT_EQ(rec.record({"run-01", have - 1, grid(), p, 0.0}).status, RecordStatus::kDuplicate);
+    EXPECT_EQ(rec.record({"run-01", have - 1, grid(), p, 0.0, std::nullopt}).status, RecordStatus::kDuplicate);
     for (int64_t i = have; i < have + 3; ++i) {
       const auto q = payload_of(i);
-      ASSERT_EQ(rec.record({"run-01", i, grid(), q, 0.0}).status, RecordStatus::kRecorded);
+      ASSERT_EQ(rec.record({"run-01", i, grid(), q, 0.0, std::nullopt}).status, RecordStatus::kRecorded);
     }
     const RunRecovery done = rec.finish_run("run-01");
     EXPECT_TRUE(done.complete()) << done.error;
@@ -162,7 +162,7 @@ TEST(Recovery, FlippedPayloadByteIsReportedCorrupt) {
     SessionRecorder rec(tmp.path(), {FsyncPolicy::kNone, ""});
     for (int64_t i = 0; i < 4; ++i) {
       const auto p = payload_of(i);
-      ASSERT_EQ(rec.record({"r", i, grid(), p, 0.0}).status, RecordStatus::kRecorded);
+      ASSERT_EQ(rec.record({"r", i, grid(), p, 0.0, std::nullopt}).status, RecordStatus::kRecorded);
     }
   }
   {
@@ -195,7 +195,7 @@ TEST(Recovery, PayloadRangePastTheEndIsReportedCorrupt) {
     SessionRecorder rec(tmp.path(), {FsyncPolicy::kNone, ""});
     for (int64_t i = 0; i < 3; ++i) {
       const auto p = payload_of(i);
-      ASSERT_EQ(rec.record({"r", i, grid(), p, 0.0}).status, RecordStatus::kRecorded);
+      ASSERT_EQ(rec.record({"r", i, grid(), p, 0.0, std::nullopt}).status, RecordStatus::kRecorded);
     }
   }
   std::filesystem::resize_file(tmp.path() / "runs" / "r" / "volumes.bin", 2 * size + 5);

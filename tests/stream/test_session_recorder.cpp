@@ -61,7 +61,7 @@ std::vector<std::byte> random_payload(const ImageHeader& g, uint32_t seed) {
 
 RecordedVolume volume(const std::string& run, int64_t index, const ImageHeader& g,
                       const std::vector<std::byte>& payload) {
-  return RecordedVolume{run, index, g, payload, 1000.0 + static_cast<double>(index)};
+  return RecordedVolume{run, index, g, payload, 1000.0 + static_cast<double>(index), std::nullopt};
 }
 
 void expect_volume_equals(const Image& image, int64_t t, const ImageHeader& g, const std::vector<std::byte>& payload) {
