@@ -43,8 +43,8 @@ Image make_series(std::array<int64_t, 3> dims, int64_t volumes) {
   return image;
 }
 
-void bench_latency(Device* device, std::array<int64_t, 3> dims, int64_t volumes, double period_s, stream::FsyncPolicy fsync,
-           const std::filesystem::path& parent) {
+void bench_latency(Device* device, std::array<int64_t, 3> dims, int64_t volumes, double period_s,
+                   stream::FsyncPolicy fsync, const std::filesystem::path& parent) {
   const Image image = make_series(dims, volumes);
   const std::filesystem::path dir = parent / fmt::format("rtfmri-bench-ingest-{}", ::getpid());
   std::filesystem::remove_all(dir);

@@ -106,7 +106,8 @@ void run(const RunOptions& o, const rtf::cli::GlobalOptions& globals) {
 
 void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   auto o = std::make_shared<RunOptions>();
-  auto* cmd = app.add_subcommand("run", "Ingest server: receive volumes over ZeroMQ, record them, upload to the device");
+  auto* cmd =
+      app.add_subcommand("run", "Ingest server: receive volumes over ZeroMQ, record them, upload to the device");
   cmd->add_option("--listen", o->listen, "ZeroMQ ROUTER endpoint to bind (protocol: docs/protocol.md)")
       ->capture_default_str();
   cmd->add_option("--session-dir", o->session_dir, "Session directory (created if needed; docs/recording.md)")
@@ -135,7 +136,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "Recorded volumes waiting for the device stage before the oldest is skipped (never for recording)")
       ->check(CLI::Range(size_t{1}, size_t{100000}))
       ->capture_default_str();
-  cmd->add_option("--exit-after-runs", o->exit_after_runs, "Stop after this many runs were closed (0: run until signalled)")
+  cmd->add_option("--exit-after-runs", o->exit_after_runs,
+                  "Stop after this many runs were closed (0: run until signalled)")
       ->capture_default_str();
   cmd->callback([o, &globals] { run(*o, globals); });
 }

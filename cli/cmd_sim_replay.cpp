@@ -25,10 +25,10 @@ void run(ReplayCli& c) {
   zmq::context_t context(1);
   const rtf::sim::ReplayReport r = rtf::sim::replay(image, c.options, context);
   const auto& s = r.stats;
-  fmt::print("replay: {} volumes in {:.2f} s; {} transmissions ({} resends), {} acknowledged, {} duplicate ACKs, {} NACKs, "
-             "{} unmatched replies, {} reconnects\n",
-             r.volumes, r.seconds, s.transmissions, s.resends, s.acked, s.duplicate_acks, s.nacks, s.unmatched,
-             s.reconnects);
+  fmt::print(
+      "replay: {} volumes in {:.2f} s; {} transmissions ({} resends), {} acknowledged, {} duplicate ACKs, {} NACKs, "
+      "{} unmatched replies, {} reconnects\n",
+      r.volumes, r.seconds, s.transmissions, s.resends, s.acked, s.duplicate_acks, s.nacks, s.unmatched, s.reconnects);
   for (const auto& [code, n] : s.nacks_by_code) fmt::print("  NACK {}: {}\n", code, n);
   fmt::print("run {}/{}: {}\n", c.options.session, c.options.run,
              r.run_closed ? "closed (END_OF_RUN acknowledged)" : (c.options.end_run ? "NOT closed" : "left open"));

@@ -22,7 +22,9 @@ inline Quantiles quantiles(std::vector<double> samples) {
   if (samples.empty()) return q;
   std::sort(samples.begin(), samples.end());
   const size_t n = samples.size();
-  auto rank = [&](double p) { return samples[std::min(n - 1, static_cast<size_t>(p * static_cast<double>(n - 1) + 0.5))]; };
+  auto rank = [&](double p) {
+    return samples[std::min(n - 1, static_cast<size_t>(p * static_cast<double>(n - 1) + 0.5))];
+  };
   q.count = n;
   q.min = samples.front();
   q.max = samples.back();

@@ -35,7 +35,8 @@ std::vector<PlannedSend> plan_faults(int64_t first, int64_t count, const FaultOp
       ++i;  // a volume moves at most one place
     }
   }
-  if (o.disconnect_after > 0 && o.disconnect_after < count) plan[static_cast<size_t>(o.disconnect_after)].reconnect_before = true;
+  if (o.disconnect_after > 0 && o.disconnect_after < count)
+    plan[static_cast<size_t>(o.disconnect_after)].reconnect_before = true;
   return plan;
 }
 

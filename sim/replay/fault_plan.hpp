@@ -13,13 +13,13 @@ namespace rtf::sim {
 enum class CorruptTarget { kHeader, kPayload, kBoth };
 
 struct FaultOptions {
-  double drop = 0.0;       // probability that a volume's first transmission is lost
-  double duplicate = 0.0;  // probability that it is sent twice
-  double reorder = 0.0;    // probability that a volume swaps places with the next one
-  double corrupt = 0.0;    // probability that its first transmission is corrupted
+  double drop = 0.0;                                    // probability that a volume's first transmission is lost
+  double duplicate = 0.0;                               // probability that it is sent twice
+  double reorder = 0.0;                                 // probability that a volume swaps places with the next one
+  double corrupt = 0.0;                                 // probability that its first transmission is corrupted
   CorruptTarget corrupt_target = CorruptTarget::kBoth;  // kBoth: header or payload, half each
-  double jitter_s = 0.0;            // each send is delayed by a uniform random 0..jitter_s
-  int64_t disconnect_after = 0;     // drop the connection after this many volumes (then reconnect); 0: never
+  double jitter_s = 0.0;                                // each send is delayed by a uniform random 0..jitter_s
+  int64_t disconnect_after = 0;  // drop the connection after this many volumes (then reconnect); 0: never
   uint64_t seed = 1;
 
   bool any() const {
@@ -30,7 +30,7 @@ struct FaultOptions {
 struct PlannedSend {
   int64_t index = 0;  // volume index
   stream::Tamper tamper = stream::Tamper::kNone;
-  double delay_s = 0.0;          // extra delay before sending (jitter)
+  double delay_s = 0.0;           // extra delay before sending (jitter)
   bool reconnect_before = false;  // tear down and re-open the connection before this send
 };
 

@@ -36,7 +36,8 @@ class AckLog {
   void update(const stream::VolumeSender& sender) {
     const auto& acks = sender.acknowledged();
     if (file_ == nullptr || written_ == acks.size()) return;
-    for (; written_ < acks.size(); ++written_) fmt::print(file_, "{} {}\n", acks[written_].first, acks[written_].second);
+    for (; written_ < acks.size(); ++written_)
+      fmt::print(file_, "{} {}\n", acks[written_].first, acks[written_].second);
     std::fflush(file_);
   }
 

@@ -19,10 +19,10 @@ struct ReplayOptions {
   std::string address = "tcp://127.0.0.1:5555";
   std::string session = "sim";
   std::string run = "run-01";
-  double tr_s = 0.0;             // 0: the file's TR (pixdim[4]); must then be positive
-  double speed = 1.0;            // N times real time; 0: as fast as the server acknowledges
-  int64_t start = 0;             // first volume to send (indices are the file's volume numbers)
-  int64_t count = -1;            // volumes to send; -1: to the end of the file
+  double tr_s = 0.0;   // 0: the file's TR (pixdim[4]); must then be positive
+  double speed = 1.0;  // N times real time; 0: as fast as the server acknowledges
+  int64_t start = 0;   // first volume to send (indices are the file's volume numbers)
+  int64_t count = -1;  // volumes to send; -1: to the end of the file
   double resend_timeout_s = 2.0;
   double finish_timeout_s = 60.0;  // waiting for the last ACKs and the END_OF_RUN ACK
   bool end_run = true;             // send END_OF_RUN at the end

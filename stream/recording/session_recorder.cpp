@@ -157,13 +157,12 @@ SessionRecorder::SessionRecorder(std::filesystem::path dir, RecorderOptions opti
 }
 
 std::string SessionRecorder::write_session_json() const {
-  const nlohmann::json j = {
-      {"format", "rtfmri-session"},
-      {"format_version", 1},
-      {"session_id", session_id_.empty() ? nlohmann::json(nullptr) : nlohmann::json(session_id_)},
-      {"created", created_},
-      {"software_version", kSoftwareVersion},
-      {"fsync_policy", options_.fsync == FsyncPolicy::kEveryVolume ? "every_volume" : "none"}};
+  const nlohmann::json j = {{"format", "rtfmri-session"},
+                            {"format_version", 1},
+                            {"session_id", session_id_.empty() ? nlohmann::json(nullptr) : nlohmann::json(session_id_)},
+                            {"created", created_},
+                            {"software_version", kSoftwareVersion},
+                            {"fsync_policy", options_.fsync == FsyncPolicy::kEveryVolume ? "every_volume" : "none"}};
   const std::string text = j.dump(2) + "\n";
   const std::filesystem::path info = dir_ / "session.json";
   const std::filesystem::path tmp = dir_ / "session.json.tmp";

@@ -57,8 +57,8 @@ void VolumeSender::open_socket() {
 bool VolumeSender::transmit(std::span<const std::byte> header, std::span<const std::byte> payload) {
   ++stats_.transmissions;
   try {
-    if (!socket_.send(zmq::const_buffer(header.data(), header.size()), zmq::send_flags::sndmore |
-                                                                           zmq::send_flags::dontwait)) {
+    if (!socket_.send(zmq::const_buffer(header.data(), header.size()),
+                      zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
       return false;
     }
     return socket_.send(zmq::const_buffer(payload.data(), payload.size()), zmq::send_flags::dontwait).has_value();
@@ -173,8 +173,7 @@ void VolumeSender::handle_reply(std::string_view text) {
   }
   Pending& p = it->second;
   if (p.last_was_tampered || resend_fixes(nack.code)) {
-    spdlog::info("run {} volume {}: NACK {} ({}); resending", key.first, key.second, to_string(nack.code),
-                 nack.reason);
+    spdlog::info("run {} volume {}: NACK {} ({}); resending", key.first, key.second, to_string(nack.code), nack.reason);
     if (p.attempts >= options_.max_attempts) {
       fail(key, fmt::format("NACK {} after {} attempts: {}", to_string(nack.code), p.attempts, nack.reason));
     } else if (nack.code == ErrorCode::kInternal && !p.last_was_tampered) {
@@ -237,8 +236,8 @@ bool VolumeSender::drain(double timeout_s) {
   return pending_.empty();
 }
 
-bool VolumeSender::finish_run(const std::string& session, const std::string& run, int64_t num_volumes,
-                              double timeout_s, std::string& error) {
+bool VolumeSender::finish_run(const std::string& session, const std::string& run, int64_t num_volumes, double timeout_s,
+                              std::string& error) {
   const double deadline = now_s() + timeout_s;
   drain(timeout_s);
   const std::string text = serialize(EndOfRun{1, session, run, num_volumes});

@@ -139,8 +139,8 @@ Reply IngestCore::handle_volume(const VolumeHeader& h, std::vector<std::byte>&& 
   }
   ++stats_.recorded;
   if (first_of_run_.emplace(h.run, h).second) {
-    spdlog::info("run {}/{}: first volume #{} ({}x{}x{} {}, TR {} s)", h.session, h.run, h.index, h.dims[0],
-                 h.dims[1], h.dims[2], datatype_to_wire(h.datatype), h.tr_s);
+    spdlog::info("run {}/{}: first volume #{} ({}x{}x{} {}, TR {} s)", h.session, h.run, h.index, h.dims[0], h.dims[1],
+                 h.dims[2], datatype_to_wire(h.datatype), h.tr_s);
   }
   ++open_run_volumes_[h.run];
   AcceptedVolume accepted{h, std::move(payload), received_ns, steady_now_ns()};
@@ -161,14 +161,13 @@ Reply IngestCore::handle_end_of_run(const EndOfRun& m) {
     if (state->missing.empty() && state->recorded == m.num_volumes) {
       return Ack{ReplyTo::kEndOfRun, m.session, m.run, std::nullopt, false};
     }
-    return fail(ErrorCode::kRunClosed,
-                fmt::format("run {} already ended with {} volumes; this end_of_run says {}", m.run, state->recorded,
-                            m.num_volumes));
+    return fail(ErrorCode::kRunClosed, fmt::format("run {} already ended with {} volumes; this end_of_run says {}",
+                                                   m.run, state->recorded, m.num_volumes));
   }
   if (!state->missing.empty()) {
-    return fail(ErrorCode::kIncompleteRun, fmt::format("run {}: {} of {} volumes missing: {}", m.run,
-                                                       state->missing.size(), m.num_volumes,
-                                                       list_indices(state->missing)));
+    return fail(ErrorCode::kIncompleteRun,
+                fmt::format("run {}: {} of {} volumes missing: {}", m.run, state->missing.size(), m.num_volumes,
+                            list_indices(state->missing)));
   }
   if (state->recorded > m.num_volumes) {
     return fail(ErrorCode::kInvalidField,

@@ -36,16 +36,16 @@ struct AcceptedVolume {
 
 struct IngestOptions {
   ProtocolLimits limits;
-  RecorderOptions recorder;   // fsync policy; session_id binds the directory up front (else the first volume does)
+  RecorderOptions recorder;    // fsync policy; session_id binds the directory up front (else the first volume does)
   size_t queue_capacity = 64;  // volumes waiting for later stages before the oldest is dropped (for them only)
 };
 
 struct IngestStats {
-  int64_t messages = 0;      // every message handled
-  int64_t recorded = 0;      // volumes newly recorded (ACKed)
-  int64_t duplicates = 0;    // volumes ACKed again as duplicates
-  int64_t nacked = 0;        // messages NACKed
-  int64_t runs_closed = 0;   // END_OF_RUN ACKed (first time)
+  int64_t messages = 0;       // every message handled
+  int64_t recorded = 0;       // volumes newly recorded (ACKed)
+  int64_t duplicates = 0;     // volumes ACKed again as duplicates
+  int64_t nacked = 0;         // messages NACKed
+  int64_t runs_closed = 0;    // END_OF_RUN ACKed (first time)
   int64_t queue_dropped = 0;  // recorded volumes later stages never saw because the queue was full
   std::map<std::string, int64_t> nacks_by_code;
 };

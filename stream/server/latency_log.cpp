@@ -23,8 +23,10 @@ void LatencyLog::add(const IngestLatency& r) {
   records_.push_back(r);
   if (file_ == nullptr) return;
   auto ms = [&](int64_t t) { return t == 0 ? std::string("null") : fmt::format("{:.4f}", (t - r.received_ns) * 1e-6); };
-  fmt::print(file_, "{{\"run\":\"{}\",\"index\":{},\"received_ns\":{},\"recorded_ms\":{},\"dequeued_ms\":{},\"uploaded_ms\":{}}}\n",
-             r.run, r.index, r.received_ns, ms(r.recorded_ns), ms(r.dequeued_ns), ms(r.uploaded_ns));
+  fmt::print(
+      file_,
+      "{{\"run\":\"{}\",\"index\":{},\"received_ns\":{},\"recorded_ms\":{},\"dequeued_ms\":{},\"uploaded_ms\":{}}}\n",
+      r.run, r.index, r.received_ns, ms(r.recorded_ns), ms(r.dequeued_ns), ms(r.uploaded_ns));
   std::fflush(file_);
 }
 

@@ -9,8 +9,7 @@
 
 namespace rtf::stream {
 
-UploadStage::UploadStage(Device* device, DropOldestQueue<AcceptedVolume>& queue, LatencyLog& log,
-                         int64_t ring_capacity)
+UploadStage::UploadStage(Device* device, DropOldestQueue<AcceptedVolume>& queue, LatencyLog& log, int64_t ring_capacity)
     : device_(device), queue_(queue), log_(log), ring_capacity_(ring_capacity) {}
 
 void UploadStage::upload(AcceptedVolume& v, IngestLatency& latency) {

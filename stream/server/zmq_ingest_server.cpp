@@ -16,10 +16,10 @@ ZmqIngestServer::ZmqIngestServer(zmq::context_t& context, IngestCore& core, ZmqS
   // Default frame limit: the largest legal payload or header, plus slack. A larger frame makes ZeroMQ drop the
   // connection before any of it is buffered, so a bogus length cannot exhaust memory.
   const ProtocolLimits& limits = core_.limits();
-  max_message_bytes_ = options_.max_message_bytes > 0
-                           ? options_.max_message_bytes
-                           : static_cast<int64_t>(std::max<uint64_t>(limits.max_payload_bytes, limits.max_header_bytes)) +
-                                 4096;
+  max_message_bytes_ =
+      options_.max_message_bytes > 0
+          ? options_.max_message_bytes
+          : static_cast<int64_t>(std::max<uint64_t>(limits.max_payload_bytes, limits.max_header_bytes)) + 4096;
   try {
     socket_.set(zmq::sockopt::linger, 0);
     socket_.set(zmq::sockopt::sndhwm, options_.send_high_water_mark);

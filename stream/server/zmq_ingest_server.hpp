@@ -14,9 +14,9 @@ namespace rtf::stream {
 
 struct ZmqServerOptions {
   std::string address = "tcp://127.0.0.1:5555";  // ZeroMQ endpoint to bind; "tcp://127.0.0.1:*" picks a free port
-  int64_t max_message_bytes = 0;                  // ZMQ_MAXMSGSIZE per frame; 0: from the protocol limits
-  int poll_ms = 50;                               // how often the loop checks for stop()
-  int send_high_water_mark = 10000;               // replies queued per peer before ZeroMQ drops them
+  int64_t max_message_bytes = 0;                 // ZMQ_MAXMSGSIZE per frame; 0: from the protocol limits
+  int poll_ms = 50;                              // how often the loop checks for stop()
+  int send_high_water_mark = 10000;              // replies queued per peer before ZeroMQ drops them
 };
 
 class ZmqIngestServer {

@@ -61,7 +61,9 @@ Reply parse(const std::string& text) {
   return p.ok() ? *p.value : Reply{Nack{}};
 }
 
-std::span<const std::byte> bytes_of(const std::string& s) { return {reinterpret_cast<const std::byte*>(s.data()), s.size()}; }
+std::span<const std::byte> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
 
 TEST(IngestCore, RecordsAcknowledgesAndHandsOffInOrder) {
   TempDir tmp;
@@ -192,7 +194,8 @@ TEST(IngestCore, FramesAreCheckedAndMalformedHeadersAnswered) {
 TEST(IngestCore, EndOfRunNeedsEveryVolumeThenClosesTheRun) {
   TempDir tmp;
   IngestCore core(tmp.path());
-  for (int64_t i : {0, 2, 3}) ASSERT_EQ(nack_code(send(core, make_volume(i, static_cast<uint32_t>(i)))), ErrorCode::kOk);
+  for (int64_t i : {0, 2, 3})
+    ASSERT_EQ(nack_code(send(core, make_volume(i, static_cast<uint32_t>(i)))), ErrorCode::kOk);
   const Reply incomplete = core.handle_end_of_run(EndOfRun{1, "s1", "run-1", 4});
   ASSERT_EQ(nack_code(incomplete), ErrorCode::kIncompleteRun);
   EXPECT_NE(std::get<Nack>(incomplete).reason.find("1"), std::string::npos);

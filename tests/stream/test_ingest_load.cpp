@@ -82,8 +82,7 @@ TEST(IngestLoad, TwoThousandVolumesAtTwentyTimesRealTimeNoneLostOrDuplicated) {
   EXPECT_EQ(indices.size(), static_cast<size_t>(volumes));
   EXPECT_EQ(*indices.rbegin(), volumes - 1);
   EXPECT_LT(report.seconds, static_cast<double>(volumes) * 0.05 + 30.0);  // kept pace (a broken pacer is caught)
-  std::printf("%lld volumes in %.1f s\n%s", static_cast<long long>(volumes), report.seconds,
-              latency.summary().c_str());
+  std::printf("%lld volumes in %.1f s\n%s", static_cast<long long>(volumes), report.seconds, latency.summary().c_str());
 }
 
 }  // namespace
