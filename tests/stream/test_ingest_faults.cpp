@@ -201,6 +201,40 @@ TEST(IngestFaults, EverythingAtOnce) {
   expect_recorded_exactly_once(image, tmp);
 }
 
+TEST(IngestFaults, OversizedFrameDropsOnlyThatConnection) {
+  TempDir tmp;
+  stream::IngestCore core(tmp.path());
+  zmq::context_t context(1);
+  stream::ZmqServerOptions options;
+  options.address = "tcp://127.0.0.1:*";
+  options.max_message_bytes = 64 << 10;  // 64 KiB frames at most
+  stream::ZmqIngestServer server(context, core, options);
+  std::thread thread([&] { server.run(); });
+  {
+    // A frame announcing 1 MiB: ZeroMQ closes the connection before buffering it; no reply, no crash.
+    zmq::socket_t bad(context, zmq::socket_type::dealer);
+    bad.set(zmq::sockopt::linger, 0);
+    bad.connect(server.endpoint());
+    const std::string header = "{}";
+    std::vector<std::byte> huge(1 << 20, std::byte{1});
+    bad.send(zmq::buffer(header), zmq::send_flags::sndmore);
+    bad.send(zmq::buffer(huge), zmq::send_flags::none);
+    zmq::pollitem_t item{bad.handle(), 0, ZMQ_POLLIN, 0};
+    EXPECT_EQ(zmq::poll(&item, 1, std::chrono::milliseconds(500)), 0);
+  }
+  // A well-behaved sender is served afterwards.
+  const Image image = source_image(5, 9);
+  ReplayOptions replay_options;
+  replay_options.address = server.endpoint();
+  replay_options.speed = 0;
+  const ReplayReport report = replay(image, replay_options, context);
+  server.stop();
+  thread.join();
+  EXPECT_TRUE(report.ok());
+  EXPECT_EQ(core.stats().recorded, 5);
+  EXPECT_EQ(core.stats().messages, 6);  // the oversized message never reached the core
+}
+
 TEST(FaultPlan, EveryIndexOnceAndReproducible) {
   FaultOptions f;
   f.drop = 0.2;
