@@ -140,6 +140,11 @@ PynealReceiver::PynealReceiver(std::unique_ptr<zmq::context_t> owned, zmq::conte
   try {
     socket_.set(zmq::sockopt::linger, std::max(0, options_.linger_ms));
     socket_.set(zmq::sockopt::maxmsgsize, max_message_bytes_);
+    // TCP keepalive finds a peer that vanished without closing (pulled cable) within ~25 s, invisibly to the sender.
+    socket_.set(zmq::sockopt::tcp_keepalive, 1);
+    socket_.set(zmq::sockopt::tcp_keepalive_idle, 10);
+    socket_.set(zmq::sockopt::tcp_keepalive_intvl, 5);
+    socket_.set(zmq::sockopt::tcp_keepalive_cnt, 3);
     if (options_.heartbeat_ms > 0) {
       socket_.set(zmq::sockopt::heartbeat_ivl, options_.heartbeat_ms);
       socket_.set(zmq::sockopt::heartbeat_timeout, 3 * options_.heartbeat_ms);
@@ -174,7 +179,7 @@ void PynealReceiver::run() {
     if (options_.return_after_stop && stop_sent()) return;
     try {
       if (zmq::poll(items.data(), items.size(), std::chrono::milliseconds(options_.poll_ms)) <= 0) continue;
-      // Connection events first: a disconnect that happened before a message was read is seen before it.
+      // Connection events first, so that a sender's disconnect is noted before a new sender's first message.
       if (items[0].revents & ZMQ_POLLIN) handle_monitor_event();
       if (items[1].revents & ZMQ_POLLIN) {
         Frames frames;
@@ -310,7 +315,10 @@ std::string PynealReceiver::handle_volume(std::string_view header_text, std::spa
     result = handler_(volume.value->header, std::move(volume.value->payload), received_ns);
   } catch (const std::exception& e) {  // handlers do not throw; if one does, the sender still gets an answer
     result = Nack{ReplyTo::kVolume, options_.session,     options_.run,
-                  h.vol_idx,        ErrorCode::kInternal, detail::sanitize(e.what())};
+                  h.vol_idx,        ErrorCode::kInternal, "volume handler failed: " + detail::sanitize(e.what())};
+  } catch (...) {
+    result = Nack{ReplyTo::kVolume, options_.session,     options_.run,
+                  h.vol_idx,        ErrorCode::kInternal, "volume handler failed"};
   }
   if (const auto* nack = std::get_if<Nack>(&result)) {
     return reject(h.vol_idx, nack->code, nack->reason, nack->code == ErrorCode::kRunClosed);

@@ -19,22 +19,24 @@
 namespace rtf::stream::pyneal {
 
 struct PynealOptions {
-  std::string address = "tcp://127.0.0.1:5555";  // endpoint to bind (pyneal_scanner's pynealSocketHost/Port);
-                                                 // "tcp://127.0.0.1:*" picks a free port, see endpoint()
-  std::string session = "pyneal";                // session id of every volume (valid_id)
-  std::string run = "run-01";                    // run id of every volume (valid_id)
-  std::optional<double> tr_override_s;           // TR (s) used instead of the header's "TR" (needed when it has none)
-  ProtocolLimits limits;                         // max_volumes (volIdx bound), max_payload_bytes, max_header_bytes
-  int64_t max_message_bytes = 0;                 // ZMQ_MAXMSGSIZE per frame; 0: max(payload, header) limit + 4 KiB
-  int64_t stop_after = 0;          // volumes in the run: the reply to volIdx stop_after-1 says STOP, and volIdx
-                                   // >= stop_after is refused with STOP; 0: never (until the handler closes the run)
+  // Endpoint to bind: pyneal_scanner's pynealSocketHost/Port. 5555 is pyneal's usual port and protocol 1's default
+  // too, so one of them needs another port when both run. "tcp://127.0.0.1:*" picks a free port, see endpoint().
+  std::string address = "tcp://127.0.0.1:5555";
+  std::string session = "pyneal";       // session id of every volume (valid_id)
+  std::string run = "run-01";           // run id of every volume (valid_id)
+  std::optional<double> tr_override_s;  // TR (s) used instead of the header's "TR" (needed when it has none)
+  ProtocolLimits limits;                // max_volumes (volIdx bound), max_payload_bytes, max_header_bytes
+  int64_t max_message_bytes = 0;        // ZMQ_MAXMSGSIZE per frame; 0: max(payload, header) limit + 4 KiB
+  int64_t stop_after = 0;               // volumes in the run: the reply to volIdx stop_after-1 says STOP, and volIdx
+                           // >= stop_after is refused with STOP; 0: never (until the handler closes the run)
   bool return_after_stop = false;  // run() returns once a STOP reply has been sent
   int poll_ms = 50;                // how often the loop checks for stop()
-  int heartbeat_ms = 2000;         // ZMTP heartbeat interval; a silent peer is dropped after 3 intervals (0: off)
+  int heartbeat_ms = 0;            // ZMTP heartbeat interval, peer dropped after 3 silent intervals; 0: off (old
+                                   // libzmq on a console may not know heartbeats; TCP keepalive is always on)
   int linger_ms = 1000;            // how long closing the socket waits to deliver the last reply
 };
 
-// Counters since construction; each is updated before the reply is sent.
+// Counters since construction; each is updated before the reply it counts is sent.
 struct PynealCounters {
   int64_t connections = 0;  // TCP/IPC connections accepted (a second one while one is attached is never heard)
   int64_t disconnects = 0;  // connections closed
@@ -42,7 +44,7 @@ struct PynealCounters {
   int64_t received = 0;     // volumes received (header + data)
   int64_t acked = 0;        // volumes the handler accepted (newly recorded or duplicate)
   int64_t duplicates = 0;   // of those, duplicates
-  int64_t rejected = 0;     // volumes and messages answered with a NACK
+  int64_t rejected = 0;     // volumes and messages answered with a NACK, and dropped lone headers
   int64_t stops = 0;        // replies that carried STOP
 };
 

@@ -348,6 +348,22 @@ TEST(PynealReceiver, HandlerRejectionsAreForwardedAndAClosedRunSaysStop) {
   EXPECT_EQ(server.receiver().counters().rejected, 2);
 }
 
+TEST(PynealReceiver, AThrowingHandlerIsAnsweredWithInternal) {
+  PynealOptions options;
+  options.address = "tcp://127.0.0.1:*";
+  options.poll_ms = 10;
+  PynealReceiver receiver(options, [](const VolumeHeader&, std::vector<std::byte>&&, int64_t) -> Reply {
+    throw std::runtime_error("disk full");
+  });
+  std::thread thread([&receiver] { receiver.run(); });
+  PynealLikeSender sender(receiver.endpoint());
+  sender.send_volume(pyneal_header(5, "int16"), std::vector<std::byte>(7 * 5 * 3 * 2));
+  const auto reply = sender.recv_string();
+  receiver.stop();
+  thread.join();
+  EXPECT_EQ(reply.value_or("(none)"), "NACK volIdx 5: internal: volume handler failed: disk full");
+}
+
 TEST(PynealReceiver, MissingTrNeedsAnOverride) {
   json h = json::parse(pyneal_header(0, "int16"));
   h.erase("TR");  // older pyneal_scanner adapters send no TR
