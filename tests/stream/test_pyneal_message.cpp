@@ -69,22 +69,22 @@ std::vector<std::byte> reference_reorder(const std::vector<std::byte>& in, std::
 TEST(PynealDtype, NumpyNamesAndTypeStrings) {
   struct Case {
     const char* name;
-    DataType type;
     size_t bytes;
+    DataType type;
     bool big;
   };
   const Case cases[] = {
-      {"uint8", DataType::kUint8, 1, false},     {"int16", DataType::kInt16, 2, false},
-      {"uint16", DataType::kUint16, 2, false},   {"int32", DataType::kInt32, 4, false},
-      {"float32", DataType::kFloat32, 4, false}, {"float64", DataType::kFloat64, 8, false},
-      {"|u1", DataType::kUint8, 1, false},       {"u1", DataType::kUint8, 1, false},
-      {">u1", DataType::kUint8, 1, false},       {"<i2", DataType::kInt16, 2, false},
-      {">i2", DataType::kInt16, 2, true},        {"=i2", DataType::kInt16, 2, false},
-      {"i2", DataType::kInt16, 2, false},        {"<u2", DataType::kUint16, 2, false},
-      {">u2", DataType::kUint16, 2, true},       {"<i4", DataType::kInt32, 4, false},
-      {">i4", DataType::kInt32, 4, true},        {"<f4", DataType::kFloat32, 4, false},
-      {">f4", DataType::kFloat32, 4, true},      {"<f8", DataType::kFloat64, 8, false},
-      {">f8", DataType::kFloat64, 8, true},
+      {"uint8", 1, DataType::kUint8, false},     {"int16", 2, DataType::kInt16, false},
+      {"uint16", 2, DataType::kUint16, false},   {"int32", 4, DataType::kInt32, false},
+      {"float32", 4, DataType::kFloat32, false}, {"float64", 8, DataType::kFloat64, false},
+      {"|u1", 1, DataType::kUint8, false},       {"u1", 1, DataType::kUint8, false},
+      {">u1", 1, DataType::kUint8, false},       {"<i2", 2, DataType::kInt16, false},
+      {">i2", 2, DataType::kInt16, true},        {"=i2", 2, DataType::kInt16, false},
+      {"i2", 2, DataType::kInt16, false},        {"<u2", 2, DataType::kUint16, false},
+      {">u2", 2, DataType::kUint16, true},       {"<i4", 4, DataType::kInt32, false},
+      {">i4", 4, DataType::kInt32, true},        {"<f4", 4, DataType::kFloat32, false},
+      {">f4", 4, DataType::kFloat32, true},      {"<f8", 8, DataType::kFloat64, false},
+      {">f8", 8, DataType::kFloat64, true},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -125,7 +125,7 @@ TEST(PynealReorder, VoxelIJKLandsAtNiftiOffset) {
   std::vector<int32_t> c_order(60);
   for (int32_t i = 0; i < 5; ++i)
     for (int32_t j = 0; j < 4; ++j)
-      for (int32_t k = 0; k < 3; ++k) c_order[static_cast<size_t>((i * 4 + j) * 3 + k)] = i + 100 * j + 10000 * k;
+      for (int32_t k = 0; k < 3; ++k) c_order[(static_cast<size_t>(i) * 4 + j) * 3 + k] = i + 100 * j + 10000 * k;
   std::vector<std::byte> out(240);
   c_order_to_x_fastest(std::as_bytes(std::span(c_order)), s, 4, false, out);
   std::vector<int32_t> f_order(60);
@@ -133,7 +133,7 @@ TEST(PynealReorder, VoxelIJKLandsAtNiftiOffset) {
   for (int32_t i = 0; i < 5; ++i)
     for (int32_t j = 0; j < 4; ++j)
       for (int32_t k = 0; k < 3; ++k)
-        EXPECT_EQ(f_order[static_cast<size_t>((k * 4 + j) * 5 + i)], i + 100 * j + 10000 * k);
+        EXPECT_EQ(f_order[(static_cast<size_t>(k) * 4 + j) * 5 + i], i + 100 * j + 10000 * k);
 }
 
 TEST(PynealReorder, BigEndianSamplesBecomeLittleEndian) {
@@ -275,7 +275,7 @@ struct BadCase {
 };
 
 TEST(PynealHeader, MalformedHeadersAreRejectedWithAReason) {
-  const auto with = [](const char* key, json value) {
+  const auto with = [](const char* key, const json& value) {
     return [key, value] {
       json j = pyneal_json(0, "int16", {4, 3, 2});
       j[key] = value;
