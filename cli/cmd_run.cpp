@@ -12,6 +12,7 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
+#include "stream/pyneal/pyneal_receiver.hpp"
 #include "stream/server/ingest_core.hpp"
 #include "stream/server/latency_log.hpp"
 #include "stream/server/upload_stage.hpp"
@@ -31,6 +32,11 @@ struct RunOptions {
   int64_t ring = 64;
   size_t queue = 64;
   int64_t exit_after_runs = 0;
+  std::string pyneal;  // PAIR endpoint for pyneal_scanner; empty: off
+  std::string pyneal_run = "run-01";
+  double pyneal_tr = 0.0;
+  int64_t pyneal_volumes = 0;
+  bool no_listen = false;
 };
 
 // Blocks SIGINT/SIGTERM in this thread (and the threads it starts) so that only sigtimedwait sees them.
@@ -71,16 +77,46 @@ void run(const RunOptions& o, const rtf::cli::GlobalOptions& globals) {
   }
   LatencyLog latency(core.session_dir() / "latency.jsonl");
   zmq::context_t context(1);
-  ZmqServerOptions server_options;
-  server_options.address = o.listen;
-  server_options.max_message_bytes = o.max_message_bytes;
-  ZmqIngestServer server(context, core, server_options);
-  spdlog::info("listening on {} (max message {} bytes), recording into {} (fsync: {})", server.endpoint(),
-               server.max_message_bytes(), core.session_dir().string(), o.fsync);
+  std::unique_ptr<ZmqIngestServer> server;
+  if (!o.no_listen) {
+    ZmqServerOptions server_options;
+    server_options.address = o.listen;
+    server_options.max_message_bytes = o.max_message_bytes;
+    server = std::make_unique<ZmqIngestServer>(context, core, server_options);
+    spdlog::info("listening on {} (max message {} bytes), recording into {} (fsync: {})", server->endpoint(),
+                 server->max_message_bytes(), core.session_dir().string(), o.fsync);
+  }
+  std::unique_ptr<pyneal::PynealReceiver> pyneal_receiver;
+  const std::string pyneal_session = o.session.empty() ? "pyneal" : o.session;
+  if (!o.pyneal.empty()) {
+    pyneal::PynealOptions p;
+    p.address = o.pyneal;
+    p.session = pyneal_session;
+    p.run = o.pyneal_run;
+    if (o.pyneal_tr > 0) p.tr_override_s = o.pyneal_tr;
+    p.limits = ingest.limits;
+    p.max_message_bytes = o.max_message_bytes;
+    p.stop_after = o.pyneal_volumes;
+    p.return_after_stop = o.pyneal_volumes > 0;
+    pyneal_receiver = std::make_unique<pyneal::PynealReceiver>(context, p, core.as_handler());
+    spdlog::info("pyneal: PAIR socket on {} (session {}, run {}{})", pyneal_receiver->endpoint(), pyneal_session,
+                 o.pyneal_run, o.pyneal_volumes > 0 ? fmt::format(", {} volumes", o.pyneal_volumes) : "");
+  }
 
   UploadStage upload(device.get(), core.queue(), latency, o.ring);
   std::thread upload_thread([&] { upload.run(); });
-  std::thread server_thread([&] { server.run(); });
+  std::thread server_thread;
+  if (server) server_thread = std::thread([&] { server->run(); });
+  std::thread pyneal_thread;
+  if (pyneal_receiver) {
+    // pyneal has no end-of-run message: after STOP went out for the last volume, close the run here.
+    pyneal_thread = std::thread([&] {
+      pyneal_receiver->run();
+      if (!pyneal_receiver->stop_sent() || o.pyneal_volumes <= 0) return;
+      const Reply r = core.handle_end_of_run(EndOfRun{1, pyneal_session, o.pyneal_run, o.pyneal_volumes});
+      if (const auto* nack = std::get_if<Nack>(&r)) spdlog::error("pyneal run not closed: {}", nack->reason);
+    });
+  }
 
   while (true) {
     timespec wait{0, 50'000'000};
@@ -94,8 +130,18 @@ void run(const RunOptions& o, const rtf::cli::GlobalOptions& globals) {
       break;
     }
   }
-  server.stop();
-  server_thread.join();
+  if (server) {
+    server->stop();
+    server_thread.join();
+  }
+  if (pyneal_receiver) {
+    pyneal_receiver->stop();
+    pyneal_thread.join();
+    const auto c = pyneal_receiver->counters();
+    fmt::print(
+        "pyneal: {} connections, {} handshakes, {} volumes received, {} acknowledged ({} duplicates), {} rejected\n",
+        c.connections, c.handshakes, c.received, c.acked, c.duplicates, c.rejected);
+  }
   core.queue().close();
   upload_thread.join();
   for (const std::string& line : core.write_open_runs()) fmt::print("{}\n", line);
@@ -139,7 +185,20 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--exit-after-runs", o->exit_after_runs,
                   "Stop after this many runs were closed (0: run until signalled)")
       ->capture_default_str();
-  cmd->callback([o, &globals] { run(*o, globals); });
+  cmd->add_flag("--no-listen", o->no_listen, "Do not bind the protocol-1 ROUTER socket (e.g. pyneal only)");
+  cmd->add_option("--pyneal", o->pyneal,
+                  "Also accept pyneal_scanner on this ZeroMQ PAIR endpoint (docs/pyneal.md), e.g. tcp://0.0.0.0:5556");
+  cmd->add_option("--pyneal-run", o->pyneal_run, "Run id of volumes from pyneal")->capture_default_str();
+  cmd->add_option("--pyneal-tr", o->pyneal_tr,
+                  "TR in seconds for pyneal volumes (overrides the header's; needed if absent)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--pyneal-volumes", o->pyneal_volumes,
+                  "Volumes in the pyneal run: the last one is answered STOP and the run is closed")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([o, &globals] {
+    if (o->no_listen && o->pyneal.empty()) throw std::invalid_argument("--no-listen needs --pyneal");
+    run(*o, globals);
+  });
 }
 
 RTF_REGISTER_COMMAND(100, setup);
