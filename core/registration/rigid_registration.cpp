@@ -1,0 +1,220 @@
+// RigidRegistration: per-level smoothed reference and gradients, the device sums of each iteration, reslicing.
+#include "core/registration/rigid_registration.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/LU>
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/device/launch.hpp"
+
+namespace rtf {
+
+namespace {
+
+constexpr const char* kSource = "rigid_register.cl";
+constexpr size_t kGroupSize = 128;
+constexpr size_t kMaxGroups = 256;
+
+cl_float4 row(const Eigen::Matrix<double, 3, 4>& m, int r) {
+  return cl_float4{{static_cast<float>(m(r, 0)), static_cast<float>(m(r, 1)), static_cast<float>(m(r, 2)),
+                    static_cast<float>(m(r, 3))}};
+}
+
+std::vector<std::string> defines(int params, Interpolation interpolation, bool mask) {
+  std::vector<std::string> d{fmt::format("NPARAMS={}", params)};
+  if (interpolation == Interpolation::kCubic) d.emplace_back("CUBIC");
+  if (mask) d.emplace_back("HAS_MASK");
+  return d;
+}
+
+}  // namespace
+
+struct RigidRegistration::Level {
+  RegistrationLevel spec;
+  std::optional<GaussianSmoother> smoother;
+  DeviceBuffer<float> reference;    // smoothed reference (unused without smoothing: raw_ is read)
+  DeviceBuffer<cl_float4> refgrad;  // (gradient, value) of the level's reference
+  DeviceBuffer<float> moving;       // smoothed moving volume
+  DeviceBuffer<float> partial;      // [groups][terms]
+  ClKernel sums_kernel;
+  ClKernel reduce_kernel;
+  int px = 0, py = 0, npoints = 0;
+  size_t groups = 1;
+};
+
+RigidRegistration::RigidRegistration(Device& device, const ImageHeader& grid, RegistrationOptions options,
+                                     std::optional<std::span<const uint8_t>> mask)
+    : device_(device), grid_(grid), options_(std::move(options)), voxels_(grid.voxels_per_volume()) {
+  for (int64_t d : grid.dims) {
+    if (d < 4) throw std::invalid_argument(fmt::format("registration needs at least 4 voxels per axis, got {}", d));
+  }
+  if (voxels_ > (int64_t{1} << 30)) throw std::invalid_argument("registration: volume too large");
+  if (std::abs(grid.affine.topLeftCorner<3, 3>().determinant()) < 1e-9) {
+    throw std::invalid_argument("registration: the grid's affine is not invertible");
+  }
+  if (options_.levels.empty()) throw std::invalid_argument("registration: no levels");
+  const Eigen::Vector4d mid(0.5 * static_cast<double>(grid.dims[0] - 1), 0.5 * static_cast<double>(grid.dims[1] - 1),
+                            0.5 * static_cast<double>(grid.dims[2] - 1), 1.0);
+  centre_ = (grid.affine * mid).head<3>();
+  const auto n = static_cast<size_t>(voxels_);
+  raw_ = DeviceBuffer<float>(device, n);
+  moving_raw_ = DeviceBuffer<float>(device, n);
+  if (mask) {
+    if (mask->size() != n) throw std::invalid_argument("registration: mask size differs from the grid");
+    if (std::none_of(mask->begin(), mask->end(), [](uint8_t m) { return m != 0; })) {
+      throw std::invalid_argument("registration: the mask is empty");
+    }
+    mask_.emplace(device, n, CL_MEM_READ_ONLY);
+    mask_->write(device.queue(), *mask);
+  }
+  const int params = options_.intensity_model ? kMaxParams : kRigidParams;
+  const int terms = normal_equation_terms(params);
+  sums_ = DeviceBuffer<float>(device, static_cast<size_t>(terms));
+  host_sums_.resize(static_cast<size_t>(terms));
+  gradient_kernel_ = device.kernel(kSource, "reference_gradient");
+  reslice_kernels_[0] = device.kernel(kSource, "reslice", defines(kRigidParams, Interpolation::kTrilinear, false));
+  reslice_kernels_[1] = device.kernel(kSource, "reslice", defines(kRigidParams, Interpolation::kCubic, false));
+  for (const RegistrationLevel& spec : options_.levels) {
+    if (spec.stride < 1) throw std::invalid_argument("registration: level stride must be >= 1");
+    auto level = std::make_unique<Level>();
+    level->spec = spec;
+    if (spec.smoothing_fwhm_mm > 0) {
+      SmoothingSpec smoothing;
+      smoothing.fwhm_mm = spec.smoothing_fwhm_mm;
+      level->smoother.emplace(device, grid.dims, grid.voxel_mm, smoothing);
+      level->reference = DeviceBuffer<float>(device, n);
+      level->moving = DeviceBuffer<float>(device, n);
+    }
+    level->refgrad = DeviceBuffer<cl_float4>(device, n);
+    level->px = static_cast<int>((grid.dims[0] - 2 + spec.stride - 1) / spec.stride);
+    level->py = static_cast<int>((grid.dims[1] - 2 + spec.stride - 1) / spec.stride);
+    const int pz = static_cast<int>((grid.dims[2] - 2 + spec.stride - 1) / spec.stride);
+    level->npoints = level->px * level->py * pz;
+    level->groups =
+        std::clamp<size_t>((static_cast<size_t>(level->npoints) + kGroupSize - 1) / kGroupSize, 1, kMaxGroups);
+    level->partial = DeviceBuffer<float>(device, level->groups * static_cast<size_t>(terms));
+    const auto d = defines(params, spec.interpolation, mask_.has_value());
+    level->sums_kernel = device.kernel(kSource, "registration_sums", d);
+    level->reduce_kernel = device.kernel(kSource, "reduce_partials", d);
+    levels_.push_back(std::move(level));
+  }
+}
+
+RigidRegistration::~RigidRegistration() = default;
+
+void RigidRegistration::set_reference(const DeviceBuffer<float>& volume, size_t offset) {
+  if (offset + static_cast<size_t>(voxels_) > volume.size()) throw std::out_of_range("registration: reference range");
+  RTF_CL_CHECK(clEnqueueCopyBuffer(device_.queue(), volume.get(), raw_.get(), offset * sizeof(float), 0, raw_.bytes(),
+                                   0, nullptr, nullptr));
+  const Eigen::Matrix3d g = grid_.affine.topLeftCorner<3, 3>().inverse().transpose();
+  Eigen::Matrix<double, 3, 4> g34 = Eigen::Matrix<double, 3, 4>::Zero();
+  g34.leftCols<3>() = g;
+  const int nx = static_cast<int>(grid_.dims[0]), ny = static_cast<int>(grid_.dims[1]),
+            nz = static_cast<int>(grid_.dims[2]);
+  for (auto& level : levels_) {
+    const DeviceBuffer<float>* source = &raw_;
+    if (level->smoother) {
+      level->smoother->enqueue(raw_, level->reference, 1);
+      source = &level->reference;
+    }
+    set_args(gradient_kernel_, *source, level->refgrad, nx, ny, nz, row(g34, 0), row(g34, 1), row(g34, 2));
+    launch<1>(device_.queue(), gradient_kernel_, {static_cast<size_t>(voxels_)}, {64}, {}, EventMode::kNone);
+  }
+  RTF_CL_CHECK(clFinish(device_.queue()));
+  has_reference_ = true;
+}
+
+void RigidRegistration::set_reference(std::span<const float> volume) {
+  if (volume.size() != static_cast<size_t>(voxels_)) throw std::invalid_argument("registration: reference size");
+  moving_raw_.write(device_.queue(), volume);
+  set_reference(moving_raw_, 0);
+}
+
+void RigidRegistration::load_moving(const DeviceBuffer<float>& moving, size_t offset) {
+  if (offset + static_cast<size_t>(voxels_) > moving.size()) throw std::out_of_range("registration: volume range");
+  if (&moving != &moving_raw_ || offset != 0) {
+    RTF_CL_CHECK(clEnqueueCopyBuffer(device_.queue(), moving.get(), moving_raw_.get(), offset * sizeof(float), 0,
+                                     moving_raw_.bytes(), 0, nullptr, nullptr));
+  }
+  for (auto& level : levels_) {
+    if (level->smoother) level->smoother->enqueue(moving_raw_, level->moving, 1);
+  }
+}
+
+NormalEquations RigidRegistration::sums(int level_index, const Eigen::Matrix4d& transform,
+                                        const Eigen::Vector4d& intensity) {
+  Level& level = *levels_.at(static_cast<size_t>(level_index));
+  const DeviceBuffer<float>& moving = level.smoother ? level.moving : moving_raw_;
+  const Eigen::Matrix<double, 3, 4> to_moving = (grid_.affine.inverse() * transform * grid_.affine).topRows<3>();
+  Eigen::Matrix<double, 3, 4> to_d = grid_.affine.topRows<3>();
+  to_d.col(3) -= centre_;
+  const cl_float4 lambda{{static_cast<float>(intensity[0]), static_cast<float>(intensity[1]),
+                          static_cast<float>(intensity[2]), static_cast<float>(intensity[3])}};
+  const int nx = static_cast<int>(grid_.dims[0]), ny = static_cast<int>(grid_.dims[1]),
+            nz = static_cast<int>(grid_.dims[2]);
+  const float inv_radius = static_cast<float>(1.0 / options_.radius_mm);
+  const LocalMemory scratch{kGroupSize * sizeof(float)};
+  if (mask_) {
+    set_args(level.sums_kernel, level.refgrad, moving, *mask_, nx, ny, nz, level.spec.stride, level.px, level.py,
+             level.npoints, row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1),
+             row(to_d, 2), lambda, inv_radius, level.partial, scratch);
+  } else {
+    set_args(level.sums_kernel, level.refgrad, moving, nx, ny, nz, level.spec.stride, level.px, level.py, level.npoints,
+             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), lambda,
+             inv_radius, level.partial, scratch);
+  }
+  launch<1>(device_.queue(), level.sums_kernel, {level.groups * kGroupSize}, {kGroupSize}, {}, EventMode::kNone);
+  set_args(level.reduce_kernel, level.partial, static_cast<int>(level.groups), sums_);
+  launch<1>(device_.queue(), level.reduce_kernel, {host_sums_.size()}, {host_sums_.size()}, {}, EventMode::kNone);
+  sums_.read(device_.queue(), host_sums_);
+
+  const int n = options_.intensity_model ? kMaxParams : kRigidParams;
+  NormalEquations eq;
+  size_t k = 0;
+  for (int a = 0; a < n; ++a) {
+    for (int b = a; b < n; ++b) eq.h(a, b) = eq.h(b, a) = host_sums_[k++];
+  }
+  for (int a = 0; a < n; ++a) eq.b[a] = host_sums_[k++];
+  eq.sum_squared_residual = host_sums_[k++];
+  eq.count = static_cast<int64_t>(host_sums_[k] + 0.5f);
+  return eq;
+}
+
+RegistrationResult RigidRegistration::register_volume(const DeviceBuffer<float>& moving, size_t offset,
+                                                      const Eigen::Matrix4d& initial) {
+  if (!has_reference_) throw std::logic_error("registration: set_reference() first");
+  load_moving(moving, offset);
+  const SumsProvider provider = [this](int level, const Eigen::Matrix4d& transform, const Eigen::Vector4d& intensity) {
+    return sums(level, transform, intensity);
+  };
+  return gauss_newton_register(provider, options_, initial, centre_);
+}
+
+RegistrationResult RigidRegistration::register_volume(std::span<const float> moving, const Eigen::Matrix4d& initial) {
+  if (moving.size() != static_cast<size_t>(voxels_)) throw std::invalid_argument("registration: volume size");
+  moving_raw_.write(device_.queue(), moving);
+  return register_volume(moving_raw_, 0, initial);
+}
+
+ClEvent RigidRegistration::reslice(const DeviceBuffer<float>& moving, size_t offset, const Eigen::Matrix4d& transform,
+                                   DeviceBuffer<float>& out, Interpolation interpolation, float outside) {
+  if (offset + static_cast<size_t>(voxels_) > moving.size() || out.size() < static_cast<size_t>(voxels_)) {
+    throw std::out_of_range("reslice: buffer range");
+  }
+  const DeviceBuffer<float>* source = &moving;
+  if (offset != 0) {
+    RTF_CL_CHECK(clEnqueueCopyBuffer(device_.queue(), moving.get(), moving_raw_.get(), offset * sizeof(float), 0,
+                                     moving_raw_.bytes(), 0, nullptr, nullptr));
+    source = &moving_raw_;
+  }
+  const ClKernel& kernel = reslice_kernels_[interpolation == Interpolation::kCubic ? 1 : 0];
+  const Eigen::Matrix<double, 3, 4> to_moving = (grid_.affine.inverse() * transform * grid_.affine).topRows<3>();
+  const int nx = static_cast<int>(grid_.dims[0]), ny = static_cast<int>(grid_.dims[1]),
+            nz = static_cast<int>(grid_.dims[2]);
+  set_args(kernel, *source, out, nx, ny, nz, row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), outside);
+  return launch<1>(device_.queue(), kernel, {static_cast<size_t>(voxels_)}, {64});
+}
+
+}  // namespace rtf
