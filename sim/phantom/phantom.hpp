@@ -44,7 +44,7 @@ struct PhantomResult {
   Image tissue_fractions;     // 3 volumes: CSF, GM, WM fraction of each voxel
   Image activation_fraction;  // fraction of each voxel that is activated grey matter
   Image activation_mask;      // 1 where activation_fraction >= spec.activation_mask_threshold
-  Image activation_psc;       // one volume per condition: peak percent signal change of the voxel's mean signal
+  Image activation_psc;       // one volume per condition: percent signal change of the voxel at regressor 1 (its peak)
 
   // Achieved tSNR of the noise (motion-free, detrended: synthesis.hpp) per tissue, over brain voxels with that
   // tissue's fraction >= 0.5, and over voxels with grey-matter fraction >= 0.8 ("gm_core").
