@@ -27,7 +27,7 @@ struct RegistrationLevel {
 struct RegistrationOptions {
   std::vector<RegistrationLevel> levels{{2, 6.0, Interpolation::kTrilinear}, {1, 3.0, Interpolation::kCubic}};
   int max_iterations = 30;      // per level
-  double tolerance_mm = 2e-4;   // converged when an update moves no point within radius_mm by more than this
+  double tolerance_mm = 1e-3;   // converged when an update moves no point within radius_mm by more than this
   bool intensity_model = true;  // also fit a linear intensity scaling field (robust to shading)
   double radius_mm = 50.0;      // sphere for the tolerance and for the intensity field's scale
   int64_t min_voxels = 500;     // fewer usable voxels than this: registration fails

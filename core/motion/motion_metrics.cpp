@@ -1,0 +1,68 @@
+// DVARS and the motion files.
+#include "core/motion/motion_metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+
+namespace rtf {
+
+namespace {
+
+std::unique_ptr<std::FILE, int (*)(std::FILE*)> open_for_writing(const std::filesystem::path& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "we"), &std::fclose);
+  if (!f) throw std::runtime_error("cannot write " + path.string());
+  return f;
+}
+
+}  // namespace
+
+double dvars(std::span<const float> previous, std::span<const float> current, std::span<const uint8_t> mask) {
+  if (previous.size() != current.size() || mask.size() != current.size()) {
+    throw std::invalid_argument("dvars: volumes and mask differ in size");
+  }
+  double sum = 0.0;
+  int64_t n = 0;
+  for (size_t i = 0; i < current.size(); ++i) {
+    if (mask[i] == 0) continue;
+    const double d = static_cast<double>(current[i]) - static_cast<double>(previous[i]);
+    sum += d * d;
+    ++n;
+  }
+  return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
+}
+
+void write_fsl_par(const std::filesystem::path& path, const std::vector<VolumeMotion>& motion) {
+  auto f = open_for_writing(path);
+  for (const auto& m : motion) {
+    const auto p = to_fsl_par(m.params);
+    fmt::print(f.get(), "{:.8f}  {:.8f}  {:.8f}  {:.6f}  {:.6f}  {:.6f}\n", p[0], p[1], p[2], p[3], p[4], p[5]);
+  }
+}
+
+void write_afni_1d(const std::filesystem::path& path, const std::vector<VolumeMotion>& motion) {
+  auto f = open_for_writing(path);
+  for (const auto& m : motion) {
+    const auto p = to_afni_dfile(m.params);
+    fmt::print(f.get(), "{:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", p[0], p[1], p[2], p[3], p[4], p[5]);
+  }
+}
+
+void write_motion_tsv(const std::filesystem::path& path, const std::vector<VolumeMotion>& motion) {
+  auto f = open_for_writing(path);
+  fmt::print(f.get(),
+             "volume\tfd_mm\tdvars\ttrans_x_mm\ttrans_y_mm\ttrans_z_mm\trot_x_deg\trot_y_deg\trot_z_deg\tconverged\t"
+             "iterations\trms_residual\n");
+  for (size_t t = 0; t < motion.size(); ++t) {
+    const auto& m = motion[t];
+    fmt::print(f.get(), "{}\t{:.6f}\t{:.4f}\t{:.6f}\t{:.6f}\t{:.6f}\t{:.6f}\t{:.6f}\t{:.6f}\t{}\t{}\t{:.4f}\n", t,
+               m.fd_mm, m.dvars, m.params.translation_mm[0], m.params.translation_mm[1], m.params.translation_mm[2],
+               m.params.rotation_deg[0], m.params.rotation_deg[1], m.params.rotation_deg[2], m.converged ? 1 : 0,
+               m.iterations, m.rms_residual);
+  }
+}
+
+}  // namespace rtf
