@@ -182,7 +182,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
   cmd->add_option("--microtime", s.microtime, "Regressor time bins per TR")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--tsnr", s.tsnr, "Temporal SNR of pure grey matter (0: no thermal or physiological noise)")
+  cmd->add_option(
+         "--tsnr", s.tsnr,
+         "Grey-matter temporal SNR: median over voxels with GM fraction >= 0.5 of mean / noise sd (0: no thermal "
+         "or physiological noise)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--physio-share", s.physio_share, "Share of the GM noise variance that is physiological")

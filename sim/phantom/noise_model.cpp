@@ -91,8 +91,8 @@ double drift_shape(double t_s, double run_s) {
   const double tau = run_s > 0.0 ? t_s / run_s : 0.0;
   auto raw = [](double x) { return 0.5 * x + 0.25 * (1.0 - std::cos(2.0 * std::numbers::pi * x)); };
   // The maximum on [0, 1], where sin(2 pi tau) = -1 / pi.
-  static const double peak = raw(0.5 + std::asin(1.0 / std::numbers::pi) / (2.0 * std::numbers::pi));
-  return raw(tau) / peak;
+  static const double kPeak = raw(0.5 + std::asin(1.0 / std::numbers::pi) / (2.0 * std::numbers::pi));
+  return raw(tau) / kPeak;
 }
 
 }  // namespace rtf::sim

@@ -42,7 +42,7 @@ class PhysioRhythm {
 
  private:
   double rate_hz_, variation_, phase0_;
-  double amp_[3], omega_[3], chi_[3];
+  double amp_[3]{}, omega_[3]{}, chi_[3]{};
 };
 
 // Per-voxel random fields on the EPI grid (fixed in scanner space): phase offsets of the cardiac and respiratory

@@ -66,7 +66,7 @@ struct PhantomSpec {
   int microtime = 16;  // regressor time bins per TR
 
   // Noise.
-  double tsnr = 80.0;         // temporal SNR of pure grey matter; 0 turns thermal and physiological noise off
+  double tsnr = 80.0;  // median tSNR of grey-matter voxels (noise_model.hpp); 0 turns thermal and physio noise off
   double physio_share = 0.4;  // share of GM noise variance that is physiological (rest: thermal)
   double cardiac_hz = 1.1;
   double respiratory_hz = 0.3;

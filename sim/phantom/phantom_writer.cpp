@@ -76,11 +76,9 @@ std::string phantom_json(const PhantomResult& r, int64_t clipped) {
   std::array<double, 6> peak{};
   double fd_sum = 0.0, fd_max = 0.0;
   for (size_t t = 0; t < r.motion.size(); ++t) {
-    for (int a = 0; a < 3; ++a) {
-      peak[static_cast<size_t>(a)] =
-          std::max(peak[static_cast<size_t>(a)], std::abs(r.motion[t].translation_mm[static_cast<size_t>(a)]));
-      peak[static_cast<size_t>(a + 3)] =
-          std::max(peak[static_cast<size_t>(a + 3)], std::abs(r.motion[t].rotation_deg[static_cast<size_t>(a)]));
+    for (size_t a = 0; a < 3; ++a) {
+      peak[a] = std::max(peak[a], std::abs(r.motion[t].translation_mm[a]));
+      peak[a + 3] = std::max(peak[a + 3], std::abs(r.motion[t].rotation_deg[a]));
     }
     if (t > 0) {
       const double fd = framewise_displacement(r.motion[t - 1], r.motion[t]);
