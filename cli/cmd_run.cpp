@@ -12,6 +12,7 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
+#include "core/io/nifti_io.hpp"
 #include "stream/pyneal/pyneal_receiver.hpp"
 #include "stream/server/ingest_core.hpp"
 #include "stream/server/latency_log.hpp"
@@ -37,6 +38,8 @@ struct RunOptions {
   double pyneal_tr = 0.0;
   int64_t pyneal_volumes = 0;
   bool no_listen = false;
+  bool no_motion = false;
+  std::string motion_ref = "0";
 };
 
 // Blocks SIGINT/SIGTERM in this thread (and the threads it starts) so that only sigtimedwait sees them.
@@ -49,12 +52,12 @@ sigset_t block_stop_signals() {
   return set;
 }
 
-void print_stats(const rtf::stream::IngestStats& s, int64_t uploaded, int64_t upload_failed) {
+void print_stats(const rtf::stream::IngestStats& s, int64_t uploaded, int64_t upload_failed, int64_t motion_flagged) {
   fmt::print("ingest: {} messages, {} volumes recorded, {} duplicates, {} NACKs, {} runs closed\n", s.messages,
              s.recorded, s.duplicates, s.nacked, s.runs_closed);
   for (const auto& [code, n] : s.nacks_by_code) fmt::print("  NACK {}: {}\n", code, n);
-  fmt::print("device: {} volumes uploaded, {} failed, {} skipped (queue full)\n", uploaded, upload_failed,
-             s.queue_dropped);
+  fmt::print("device: {} volumes uploaded, {} failed, {} skipped (queue full), {} motion estimates flagged\n", uploaded,
+             upload_failed, s.queue_dropped, motion_flagged);
 }
 
 void run(const RunOptions& o, const rtf::cli::GlobalOptions& globals) {
@@ -104,6 +107,15 @@ void run(const RunOptions& o, const rtf::cli::GlobalOptions& globals) {
   }
 
   UploadStage upload(device.get(), core.queue(), latency, o.ring);
+  if (device && !o.no_motion) {
+    rtf::LiveMotionOptions motion;
+    if (o.motion_ref.find_first_not_of("0123456789") == std::string::npos) {
+      motion.reference_index = std::stoll(o.motion_ref);
+    } else {
+      motion.reference_image = rtf::read_nifti(o.motion_ref);
+    }
+    upload.enable_motion_correction(core.session_dir(), std::move(motion));
+  }
   std::thread upload_thread([&] { upload.run(); });
   std::thread server_thread;
   if (server) server_thread = std::thread([&] { server->run(); });
@@ -145,7 +157,7 @@ void run(const RunOptions& o, const rtf::cli::GlobalOptions& globals) {
   core.queue().close();
   upload_thread.join();
   for (const std::string& line : core.write_open_runs()) fmt::print("{}\n", line);
-  print_stats(core.stats(), upload.uploaded(), upload.failed());
+  print_stats(core.stats(), upload.uploaded(), upload.failed(), upload.motion_flagged());
   const std::string summary = latency.summary();
   if (!summary.empty()) fmt::print("latency per volume:\n{}", summary);
 }
@@ -184,6 +196,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--exit-after-runs", o->exit_after_runs,
                   "Stop after this many runs were closed (0: run until signalled)")
+      ->capture_default_str();
+  cmd->add_flag("--no-motion", o->no_motion, "No live motion correction (it needs the device stage, --ring > 0)");
+  cmd->add_option("--motion-ref", o->motion_ref,
+                  "Motion reference: a volume index of each run, or a 3D NIfTI on the runs' grid")
       ->capture_default_str();
   cmd->add_flag("--no-listen", o->no_listen, "Do not bind the protocol-1 ROUTER socket (e.g. pyneal only)");
   cmd->add_option("--pyneal", o->pyneal,

@@ -51,18 +51,23 @@ void write_afni_1d(const std::filesystem::path& path, const std::vector<VolumeMo
   }
 }
 
+std::string motion_tsv_header() {
+  return "volume\tfd_mm\tdvars\ttrans_x_mm\ttrans_y_mm\ttrans_z_mm\trot_x_deg\trot_y_deg\trot_z_deg\tconverged\t"
+         "iterations\trms_residual\n";
+}
+
+std::string motion_tsv_row(int64_t volume, const VolumeMotion& m) {
+  return fmt::format("{}\t{:.6f}\t{:.4f}\t{:.6f}\t{:.6f}\t{:.6f}\t{:.6f}\t{:.6f}\t{:.6f}\t{}\t{}\t{:.4f}\n", volume,
+                     m.fd_mm, m.dvars, m.params.translation_mm[0], m.params.translation_mm[1],
+                     m.params.translation_mm[2], m.params.rotation_deg[0], m.params.rotation_deg[1],
+                     m.params.rotation_deg[2], m.converged ? 1 : 0, m.iterations, m.rms_residual);
+}
+
 void write_motion_tsv(const std::filesystem::path& path, const std::vector<VolumeMotion>& motion) {
   auto f = open_for_writing(path);
-  fmt::print(f.get(),
-             "volume\tfd_mm\tdvars\ttrans_x_mm\ttrans_y_mm\ttrans_z_mm\trot_x_deg\trot_y_deg\trot_z_deg\tconverged\t"
-             "iterations\trms_residual\n");
-  for (size_t t = 0; t < motion.size(); ++t) {
-    const auto& m = motion[t];
-    fmt::print(f.get(), "{}\t{:.6f}\t{:.4f}\t{:.6f}\t{:.6f}\t{:.6f}\t{:.6f}\t{:.6f}\t{:.6f}\t{}\t{}\t{:.4f}\n", t,
-               m.fd_mm, m.dvars, m.params.translation_mm[0], m.params.translation_mm[1], m.params.translation_mm[2],
-               m.params.rotation_deg[0], m.params.rotation_deg[1], m.params.rotation_deg[2], m.converged ? 1 : 0,
-               m.iterations, m.rms_residual);
-  }
+  std::fputs(motion_tsv_header().c_str(), f.get());
+  for (size_t t = 0; t < motion.size(); ++t)
+    std::fputs(motion_tsv_row(static_cast<int64_t>(t), motion[t]).c_str(), f.get());
 }
 
 }  // namespace rtf

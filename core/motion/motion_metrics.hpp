@@ -33,5 +33,8 @@ void write_afni_1d(const std::filesystem::path& path, const std::vector<VolumeMo
 // PREFIX_fd.tsv: header row, then volume, fd_mm, dvars, the six parameters (mm, degrees), converged, iterations,
 // rms_residual.
 void write_motion_tsv(const std::filesystem::path& path, const std::vector<VolumeMotion>& motion);
+// The same file line by line (the live stage appends a row per TR): header and row, each ending in '\n'.
+std::string motion_tsv_header();
+std::string motion_tsv_row(int64_t volume, const VolumeMotion& motion);
 
 }  // namespace rtf

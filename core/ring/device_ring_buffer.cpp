@@ -123,6 +123,18 @@ ClEvent DeviceRingBuffer::push(int64_t index, std::span<const std::byte> payload
   return done;
 }
 
+ClEvent DeviceRingBuffer::replace_volume(int64_t index, const DeviceBuffer<float>& src, const ClEvent* after) {
+  if (!contains(index)) throw std::out_of_range(fmt::format("ring buffer: volume {} is not held", index));
+  if (src.size() < static_cast<size_t>(voxels_)) throw std::invalid_argument("ring buffer: replacement too small");
+  const cl_event wait = after != nullptr ? after->get() : nullptr;
+  ClEvent event;
+  RTF_CL_CHECK(clEnqueueCopyBuffer(device_.queue(), src.get(), ring_.get(), 0,
+                                   static_cast<size_t>(slot_of(index) * voxels_) * sizeof(float),
+                                   static_cast<size_t>(voxels_) * sizeof(float), wait != nullptr ? 1 : 0,
+                                   wait != nullptr ? &wait : nullptr, event.out()));
+  return event;
+}
+
 std::vector<float> DeviceRingBuffer::read_volume(int64_t index) const {
   if (!contains(index)) throw std::out_of_range(fmt::format("ring buffer: volume {} is not held", index));
   std::vector<float> out(static_cast<size_t>(voxels_));

@@ -39,6 +39,10 @@ class DeviceRingBuffer {
   int64_t voxels() const { return voxels_; }
   const DeviceBuffer<float>& data() const { return ring_; }
 
+  // Overwrites held volume `index` with `src` (voxels floats at element 0), e.g. its motion-corrected version.
+  // Enqueued on the compute queue after `after` (if given); returns the copy's event.
+  ClEvent replace_volume(int64_t index, const DeviceBuffer<float>& src, const ClEvent* after = nullptr);
+
   // Blocking read of volume `index` (tests, debugging).
   std::vector<float> read_volume(int64_t index) const;
 

@@ -25,8 +25,9 @@ void LatencyLog::add(const IngestLatency& r) {
   auto ms = [&](int64_t t) { return t == 0 ? std::string("null") : fmt::format("{:.4f}", (t - r.received_ns) * 1e-6); };
   fmt::print(
       file_,
-      "{{\"run\":\"{}\",\"index\":{},\"received_ns\":{},\"recorded_ms\":{},\"dequeued_ms\":{},\"uploaded_ms\":{}}}\n",
-      r.run, r.index, r.received_ns, ms(r.recorded_ns), ms(r.dequeued_ns), ms(r.uploaded_ns));
+      "{{\"run\":\"{}\",\"index\":{},\"received_ns\":{},\"recorded_ms\":{},\"dequeued_ms\":{},\"uploaded_ms\":{},"
+      "\"motion_ms\":{}}}\n",
+      r.run, r.index, r.received_ns, ms(r.recorded_ns), ms(r.dequeued_ns), ms(r.uploaded_ns), ms(r.motion_ns));
   std::fflush(file_);
 }
 
@@ -37,13 +38,13 @@ std::vector<IngestLatency> LatencyLog::records() const {
 
 std::string LatencyLog::summary() const {
   std::lock_guard lock(mutex_);
-  std::vector<double> recorded, uploaded, total;
+  std::vector<double> recorded, uploaded, motion, total;
   for (const auto& r : records_) {
     recorded.push_back((r.recorded_ns - r.received_ns) * 1e-6);
-    if (r.uploaded_ns != 0) {
-      uploaded.push_back((r.uploaded_ns - r.recorded_ns) * 1e-6);
-      total.push_back((r.uploaded_ns - r.received_ns) * 1e-6);
-    }
+    if (r.uploaded_ns != 0) uploaded.push_back((r.uploaded_ns - r.recorded_ns) * 1e-6);
+    if (r.motion_ns != 0) motion.push_back((r.motion_ns - r.uploaded_ns) * 1e-6);
+    const int64_t last = r.motion_ns != 0 ? r.motion_ns : r.uploaded_ns;
+    if (last != 0) total.push_back((last - r.received_ns) * 1e-6);
   }
   std::string out;
   auto line = [&](const char* name, std::vector<double> v) {
@@ -54,7 +55,9 @@ std::string LatencyLog::summary() const {
   };
   line("received->recorded", std::move(recorded));
   line("recorded->uploaded", std::move(uploaded));
-  line("received->uploaded", std::move(total));
+  const char* total_name = motion.empty() ? "received->uploaded" : "received->motion";
+  line("uploaded->motion", std::move(motion));
+  line(total_name, std::move(total));
   return out;
 }
 

@@ -19,6 +19,7 @@ struct IngestLatency {
   int64_t recorded_ns = 0;  // durably recorded (ACK sent right after)
   int64_t dequeued_ns = 0;  // taken from the queue by the upload stage
   int64_t uploaded_ns = 0;  // float volume complete in the device ring buffer (0: no device stage)
+  int64_t motion_ns = 0;    // registered, resliced into the ring, FD/DVARS known (0: no motion stage)
 };
 
 class LatencyLog {
@@ -31,7 +32,8 @@ class LatencyLog {
 
   void add(const IngestLatency& record);
   std::vector<IngestLatency> records() const;
-  // Lines "stage: n, p50, p95, p99, max (ms)" for received->recorded, recorded->uploaded, received->uploaded.
+  // Lines "stage: n, p50, p95, p99, max (ms)" for received->recorded, recorded->uploaded, uploaded->motion and
+  // received->(last stage).
   std::string summary() const;
 
  private:

@@ -1,6 +1,7 @@
 // UploadStage: queue -> DeviceRingBuffer, with per-volume latency.
 #include "stream/server/upload_stage.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -30,6 +31,46 @@ void UploadStage::upload(AcceptedVolume& v, IngestLatency& latency) {
   uploaded_.fetch_add(1);
 }
 
+UploadStage::~UploadStage() {
+  if (motion_log_ != nullptr) std::fclose(motion_log_);
+}
+
+void UploadStage::enable_motion_correction(const std::filesystem::path& session_dir, LiveMotionOptions options) {
+  if (device_ == nullptr) throw std::invalid_argument("motion correction needs a device (--ring > 0)");
+  session_dir_ = session_dir;
+  motion_options_ = std::move(options);
+}
+
+void UploadStage::correct_motion(const AcceptedVolume& v, IngestLatency& latency) {
+  const bool new_run = !motion_ || v.header.run != ring_run_motion_;
+  if (new_run) {
+    ImageHeader grid = stream::to_image_header(v.header);
+    grid.source_type = DataType::kFloat32;
+    motion_ = std::make_unique<LiveMotionCorrection>(*device_, grid, *motion_options_);
+    ring_run_motion_ = v.header.run;
+    if (motion_log_ != nullptr) std::fclose(motion_log_);
+    const std::filesystem::path path = session_dir_ / "runs" / v.header.run / "motion.tsv";
+    std::error_code ec;
+    const bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
+    motion_log_ = std::fopen(path.c_str(), "ae");
+    if (motion_log_ == nullptr) {
+      spdlog::warn("cannot write {}", path.string());
+    } else {
+      if (fresh) std::fputs(motion_tsv_header().c_str(), motion_log_);  // a restarted server appends to its rows
+    }
+  }
+  const VolumeMotion m = motion_->process(*ring_, v.header.index);
+  latency.motion_ns = steady_now_ns();
+  if (!m.converged) {
+    motion_flagged_.fetch_add(1);
+    spdlog::warn("run {} volume {}: motion flagged: {}", v.header.run, v.header.index, m.failure);
+  }
+  if (motion_log_ != nullptr) {
+    std::fputs(motion_tsv_row(v.header.index, m).c_str(), motion_log_);
+    std::fflush(motion_log_);
+  }
+}
+
 void UploadStage::run() {
   while (true) {
     std::optional<AcceptedVolume> v = queue_.pop(std::chrono::milliseconds(100));
@@ -41,6 +82,7 @@ void UploadStage::run() {
     if (device_ != nullptr) {
       try {
         upload(*v, latency);
+        if (motion_options_ && latency.uploaded_ns != 0) correct_motion(*v, latency);
       } catch (const std::exception& e) {
         failed_.fetch_add(1);
         spdlog::error("run {} volume {}: upload failed: {}", v->header.run, v->header.index, e.what());

@@ -6,10 +6,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "core/device/device.hpp"
+#include "core/motion/live_motion.hpp"
 #include "core/ring/device_ring_buffer.hpp"
 #include "stream/server/drop_oldest_queue.hpp"
 #include "stream/server/ingest_core.hpp"
@@ -22,8 +25,16 @@ class UploadStage {
   // `device` may be null: volumes are then only dequeued and logged (ingest-only server).
   UploadStage(Device* device, DropOldestQueue<AcceptedVolume>& queue, LatencyLog& log, int64_t ring_capacity);
 
+  ~UploadStage();
+
+  // Turns on live motion correction after each upload (one LiveMotionCorrection per run); per volume a row is
+  // appended to SESSION_DIR/runs/<run>/motion.tsv (columns of write_motion_tsv). Call before run().
+  void enable_motion_correction(const std::filesystem::path& session_dir, LiveMotionOptions options);
+
   // Consumes until the queue is closed and empty. Never throws; failures are logged and counted.
   void run();
+
+  int64_t motion_flagged() const { return motion_flagged_.load(); }
 
   int64_t uploaded() const { return uploaded_.load(); }
   int64_t failed() const { return failed_.load(); }
@@ -31,6 +42,7 @@ class UploadStage {
 
  private:
   void upload(AcceptedVolume& volume, IngestLatency& latency);
+  void correct_motion(const AcceptedVolume& volume, IngestLatency& latency);
 
   Device* device_;
   DropOldestQueue<AcceptedVolume>& queue_;
@@ -40,6 +52,12 @@ class UploadStage {
   std::string ring_run_;  // run whose volumes the ring holds
   std::atomic<int64_t> uploaded_{0};
   std::atomic<int64_t> failed_{0};
+  std::atomic<int64_t> motion_flagged_{0};
+  std::optional<LiveMotionOptions> motion_options_;
+  std::filesystem::path session_dir_;
+  std::unique_ptr<LiveMotionCorrection> motion_;
+  std::string ring_run_motion_;  // run the motion stage is set up for
+  std::FILE* motion_log_ = nullptr;
 };
 
 }  // namespace rtf::stream
