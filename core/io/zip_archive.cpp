@@ -128,6 +128,8 @@ std::map<std::string, std::vector<uint8_t>> read_zip_members(std::span<const uin
       if (packed_size != size) c.fail(fmt::format("stored member '{}' has two different sizes", name));
       data.assign(packed.begin(), packed.end());
     } else if (method == kMethodDeflate) {
+      // Deflate expands at most about 1032:1; a larger claim is corrupt (and would allocate for nothing).
+      if (size > uint64_t{packed_size} * 1032 + 64) c.fail(fmt::format("member '{}' claims an impossible size", name));
       data = inflate_raw(packed, size, c, name);
     } else {
       c.fail(
