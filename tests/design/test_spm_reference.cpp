@@ -38,7 +38,7 @@ std::vector<Event> nipy_events(double duration) {
 }
 
 // nipy's SPM matrices put the event one microtime bin before the sample at the onset scan: SPM12's indexing with
-// fMRI_T = 16, fMRI_T0 = 2 (equivalently SPM5's, whose stimulus offset was one bin smaller, with T0 = 1).
+// fMRI_T = 16, fMRI_T0 = 2 (equivalently older SPM, whose spm_get_ons put onsets one bin earlier, with T0 = 1).
 DesignOptions nipy_options(int microtime_onset = 2) {
   DesignOptions o;
   o.tr_s = 1.0;
