@@ -3,6 +3,7 @@
 // ctest-label: unit
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <random>
 
