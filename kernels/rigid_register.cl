@@ -12,6 +12,7 @@
 //   CUBIC     sample the moving volume with Keys cubic convolution (a = -0.5) instead of trilinear; the sums then
 //             skip points within one voxel of the edge, reslicing falls back to trilinear there
 //   HAS_MASK  skip reference voxels whose mask byte is 0
+// The host replaces non-finite voxels first (copy_filling_non_finite); points still not finite are skipped.
 
 #ifndef NPARAMS
 #define NPARAMS 6
@@ -84,6 +85,39 @@ inline float sample_cubic(__global const float* vol, int nx, int ny, int nz, flo
 #define SAMPLE sample_trilinear
 #endif
 
+// dst = src (starting at element `offset` of src) with NaN and infinite voxels replaced by the mean of their finite
+// 26 neighbours (0 if none), counted in *count. An isolated bad voxel thus gets a value close to what it would have
+// had, and regions of bad voxels (e.g. outside a reconstruction mask) become 0 inside. NDRange: 1D over all voxels.
+__kernel void copy_filling_non_finite(__global const float* src, const ulong offset, __global float* dst, const int nx,
+                                      const int ny, const int nz, __global int* count) {
+  const int i = get_global_id(0);
+  if (i >= nx * ny * nz) return;
+  src += offset;
+  const float v = src[i];
+  if (isfinite(v)) {
+    dst[i] = v;
+    return;
+  }
+  atomic_inc(count);
+  const int x = i % nx, y = (i / nx) % ny, z = i / (nx * ny);
+  float sum = 0.0f;
+  int n = 0;
+  for (int dz = -1; dz <= 1; ++dz) {
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int xx = x + dx, yy = y + dy, zz = z + dz;
+        if (xx < 0 || yy < 0 || zz < 0 || xx >= nx || yy >= ny || zz >= nz) continue;
+        const float w = src[voxel_index(xx, yy, zz, nx, ny)];
+        if (isfinite(w)) {
+          sum += w;
+          ++n;
+        }
+      }
+    }
+  }
+  dst[i] = n > 0 ? sum / n : 0.0f;
+}
+
 // World-space gradient (central differences, then A^-T given as rows g0..g2) and value of the reference.
 // NDRange: 1D over all voxels.
 __kernel void reference_gradient(__global const float* ref, __global float4* refgrad, const int nx, const int ny,
@@ -127,6 +161,8 @@ __kernel void registration_sums(__global const float4* refgrad, __global const f
     const float m = SAMPLE(moving, nx, ny, nz, apply(m0, m1, m2, v), &inside);
     if (inside != 1) continue;
     const float4 gt = refgrad[i];
+    // A guard: the host replaced non-finite voxels before smoothing, so this should never skip a point.
+    if (!isfinite(m + gt.x + gt.y + gt.z + gt.w)) continue;
     const float3 g = gt.xyz;
     const float3 d = apply(d0, d1, d2, v);
     const float3 rot = cross(d, g);
@@ -183,12 +219,13 @@ __kernel void reduce_partials(__global const float* partial, const int groups, _
   sums[t] = sum;
 }
 
-// out(v) = moving(M v) for every voxel v (M: reference voxel -> moving voxel), `outside` beyond the volume.
-// NDRange: 1D over all voxels.
-__kernel void reslice(__global const float* moving, __global float* out, const int nx, const int ny, const int nz,
-                      const float4 m0, const float4 m1, const float4 m2, const float outside) {
+// out(v) = moving(M v) for every voxel v (moving starts at element `offset`) (M: reference voxel -> moving voxel),
+// `outside` beyond the volume. NDRange: 1D over all voxels.
+__kernel void reslice(__global const float* moving, const ulong offset, __global float* out, const int nx, const int ny,
+                      const int nz, const float4 m0, const float4 m1, const float4 m2, const float outside) {
   const int i = get_global_id(0);
   if (i >= nx * ny * nz) return;
+  moving += offset;
   const float4 v = (float4)((float)(i % nx), (float)((i / nx) % ny), (float)(i / (nx * ny)), 1.0f);
   int inside;
   const float m = SAMPLE(moving, nx, ny, nz, apply(m0, m1, m2, v), &inside);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -29,10 +30,12 @@ double dvars(std::span<const float> previous, std::span<const float> current, st
   for (size_t i = 0; i < current.size(); ++i) {
     if (mask[i] == 0) continue;
     const double d = static_cast<double>(current[i]) - static_cast<double>(previous[i]);
+    if (!std::isfinite(d)) continue;  // NaN voxels (in either volume) are left out
     sum += d * d;
     ++n;
   }
-  return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
+  if (n == 0) return std::count(mask.begin(), mask.end(), uint8_t{0}) == std::ssize(mask) ? 0.0 : std::nan("");
+  return std::sqrt(sum / static_cast<double>(n));
 }
 
 void write_fsl_par(const std::filesystem::path& path, const std::vector<VolumeMotion>& motion) {

@@ -13,7 +13,8 @@
 
 namespace rtf {
 
-// sqrt(mean over voxels with mask != 0 of (current - previous)^2); 0 for an empty mask.
+// sqrt(mean over voxels with mask != 0 of (current - previous)^2), leaving out voxels that are NaN or infinite in
+// either volume; 0 for an empty mask, NaN when every masked voxel is non-finite.
 double dvars(std::span<const float> previous, std::span<const float> current, std::span<const uint8_t> mask);
 
 struct VolumeMotion {

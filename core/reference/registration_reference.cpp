@@ -81,11 +81,41 @@ std::optional<double> tricubic(std::span<const float> volume, const std::array<i
   return sum;
 }
 
-NormalEquations registration_sums(std::span<const float> reference, std::span<const float> moving,
+std::vector<float> fill_non_finite(std::span<const float> volume, const std::array<int64_t, 3>& dims) {
+  std::vector<float> out(volume.begin(), volume.end());
+  for (int64_t z = 0; z < dims[2]; ++z) {
+    for (int64_t y = 0; y < dims[1]; ++y) {
+      for (int64_t x = 0; x < dims[0]; ++x) {
+        const auto i = static_cast<size_t>(at(dims, x, y, z));
+        if (std::isfinite(volume[i])) continue;
+        double sum = 0.0;
+        int n = 0;
+        for (int64_t zz = std::max<int64_t>(z - 1, 0); zz <= std::min(z + 1, dims[2] - 1); ++zz) {
+          for (int64_t yy = std::max<int64_t>(y - 1, 0); yy <= std::min(y + 1, dims[1] - 1); ++yy) {
+            for (int64_t xx = std::max<int64_t>(x - 1, 0); xx <= std::min(x + 1, dims[0] - 1); ++xx) {
+              const float w = volume[static_cast<size_t>(at(dims, xx, yy, zz))];
+              if (std::isfinite(w)) {
+                sum += w;
+                ++n;
+              }
+            }
+          }
+        }
+        out[i] = n > 0 ? static_cast<float>(sum / n) : 0.0f;
+      }
+    }
+  }
+  return out;
+}
+
+NormalEquations registration_sums(std::span<const float> reference_in, std::span<const float> moving_in,
                                   const RegistrationGrid& grid, const Eigen::Matrix4d& world_transform,
                                   const Eigen::Vector3d& centre_mm, int stride,
                                   std::optional<std::span<const uint8_t>> mask, bool intensity_model,
                                   const Eigen::Vector4d& lambda, double radius_mm, Interpolation interpolation) {
+  const std::vector<float> reference_finite = fill_non_finite(reference_in, grid.dims);
+  const std::vector<float> moving_finite = fill_non_finite(moving_in, grid.dims);
+  const std::span<const float> reference(reference_finite), moving(moving_finite);
   const auto& n = grid.dims;
   const Eigen::Matrix3d a3 = grid.affine.topLeftCorner<3, 3>();
   const Eigen::Matrix3d a3_inv_t = a3.inverse().transpose();

@@ -29,10 +29,14 @@ std::optional<double> trilinear(std::span<const float> volume, const std::array<
 std::optional<double> tricubic(std::span<const float> volume, const std::array<int64_t, 3>& dims,
                                const Eigen::Vector3d& u);
 
+// The volume with each NaN or infinite voxel replaced by the mean of its finite 26 neighbours (0 if none).
+std::vector<float> fill_non_finite(std::span<const float> volume, const std::array<int64_t, 3>& dims);
+
 // The sums of one iteration: for every reference voxel v on the lattice of step `stride` (offset 0), interior
 // (1 <= v < n-1 on every axis), inside `mask` if given: x = A v, d = x - centre, g = A^-T (central difference
 // gradient of `reference` at v, per voxel), J = [g, d x g] (+ reference(v) * [1, d/radius] with the intensity model),
-// r = moving(A^-1 M x) - reference(v) * (1 + lambda . [1, d/radius]) (trilinear; skipped when outside).
+// r = moving(A^-1 M x) - reference(v) * (1 + lambda . [1, d/radius]) (trilinear; skipped when outside). Non-finite
+// voxels of either volume are first replaced as by fill_non_finite, as in the device's copies.
 NormalEquations registration_sums(std::span<const float> reference, std::span<const float> moving,
                                   const RegistrationGrid& grid, const Eigen::Matrix4d& world_transform,
                                   const Eigen::Vector3d& centre_mm, int stride,

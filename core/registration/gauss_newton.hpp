@@ -41,7 +41,8 @@ struct RegistrationResult {
   bool converged = false;                                   // the final level met the tolerance
   double rms_residual = 0.0;                                // at the last iteration
   int64_t voxels = 0;                                       // sampled voxels at the last iteration
-  std::string failure;  // why it failed (too few voxels, singular system, not converged); empty on success
+  int64_t non_finite_voxels = 0;  // NaN or infinite voxels of the moving volume (zeroed for the fit)
+  std::string failure;            // why it failed (too few voxels, singular system, not converged); empty on success
 };
 
 // Sums of one iteration at `level` for the current transform and intensity parameters.

@@ -61,6 +61,7 @@ RigidRegistration::RigidRegistration(Device& device, const ImageHeader& grid, Re
   const auto n = static_cast<size_t>(voxels_);
   raw_ = DeviceBuffer<float>(device, n);
   moving_raw_ = DeviceBuffer<float>(device, n);
+  input_ = DeviceBuffer<float>(device, n);
   if (mask) {
     if (mask->size() != n) throw std::invalid_argument("registration: mask size differs from the grid");
     if (std::none_of(mask->begin(), mask->end(), [](uint8_t m) { return m != 0; })) {
@@ -74,6 +75,8 @@ RigidRegistration::RigidRegistration(Device& device, const ImageHeader& grid, Re
   sums_ = DeviceBuffer<float>(device, static_cast<size_t>(terms));
   host_sums_.resize(static_cast<size_t>(terms));
   gradient_kernel_ = device.kernel(kSource, "reference_gradient");
+  fill_kernel_ = device.kernel(kSource, "copy_filling_non_finite");
+  non_finite_count_ = DeviceBuffer<cl_int>(device, 1);
   reslice_kernels_[0] = device.kernel(kSource, "reslice", defines(kRigidParams, Interpolation::kTrilinear, false));
   reslice_kernels_[1] = device.kernel(kSource, "reslice", defines(kRigidParams, Interpolation::kCubic, false));
   for (const RegistrationLevel& spec : options_.levels) {
@@ -104,10 +107,29 @@ RigidRegistration::RigidRegistration(Device& device, const ImageHeader& grid, Re
 
 RigidRegistration::~RigidRegistration() = default;
 
+void RigidRegistration::copy_filling_non_finite(const DeviceBuffer<float>& src, size_t offset,
+                                                DeviceBuffer<float>& dst) {
+  if (offset + static_cast<size_t>(voxels_) > src.size()) throw std::out_of_range("registration: volume range");
+  const cl_int zero = 0;
+  RTF_CL_CHECK(clEnqueueFillBuffer(device_.queue(), non_finite_count_.get(), &zero, sizeof(zero), 0, sizeof(zero), 0,
+                                   nullptr, nullptr));
+  set_args(fill_kernel_, src, static_cast<cl_ulong>(offset), dst, static_cast<int>(grid_.dims[0]),
+           static_cast<int>(grid_.dims[1]), static_cast<int>(grid_.dims[2]), non_finite_count_);
+  ClEvent done =
+      launch<1>(device_.queue(), fill_kernel_, {static_cast<size_t>(voxels_)}, {128}, {}, profile_mode(profile_));
+  if (profile_) profile_->add("copy volume", done);
+  RTF_CL_CHECK(clEnqueueReadBuffer(device_.queue(), non_finite_count_.get(), CL_FALSE, 0, sizeof(cl_int),
+                                   &host_non_finite_count_, 0, nullptr, nullptr));
+}
+
 void RigidRegistration::set_reference(const DeviceBuffer<float>& volume, size_t offset) {
-  if (offset + static_cast<size_t>(voxels_) > volume.size()) throw std::out_of_range("registration: reference range");
-  RTF_CL_CHECK(clEnqueueCopyBuffer(device_.queue(), volume.get(), raw_.get(), offset * sizeof(float), 0, raw_.bytes(),
-                                   0, nullptr, nullptr));
+  has_reference_ = false;
+  copy_filling_non_finite(volume, offset, raw_);
+  RTF_CL_CHECK(clFinish(device_.queue()));
+  if (static_cast<double>(host_non_finite_count_) > kMaxNonFiniteFraction * static_cast<double>(voxels_)) {
+    throw std::invalid_argument(
+        fmt::format("registration reference: {} of {} voxels are NaN or infinite", host_non_finite_count_, voxels_));
+  }
   const Eigen::Matrix3d g = grid_.affine.topLeftCorner<3, 3>().inverse().transpose();
   Eigen::Matrix<double, 3, 4> g34 = Eigen::Matrix<double, 3, 4>::Zero();
   g34.leftCols<3>() = g;
@@ -128,18 +150,17 @@ void RigidRegistration::set_reference(const DeviceBuffer<float>& volume, size_t 
 
 void RigidRegistration::set_reference(std::span<const float> volume) {
   if (volume.size() != static_cast<size_t>(voxels_)) throw std::invalid_argument("registration: reference size");
-  moving_raw_.write(device_.queue(), volume);
-  set_reference(moving_raw_, 0);
+  input_.write(device_.queue(), volume);
+  set_reference(input_, 0);
 }
 
 void RigidRegistration::load_moving(const DeviceBuffer<float>& moving, size_t offset) {
-  if (offset + static_cast<size_t>(voxels_) > moving.size()) throw std::out_of_range("registration: volume range");
-  if (&moving != &moving_raw_ || offset != 0) {
-    RTF_CL_CHECK(clEnqueueCopyBuffer(device_.queue(), moving.get(), moving_raw_.get(), offset * sizeof(float), 0,
-                                     moving_raw_.bytes(), 0, nullptr, nullptr));
-  }
+  copy_filling_non_finite(moving, offset, moving_raw_);
   for (auto& level : levels_) {
-    if (level->smoother) level->smoother->enqueue(moving_raw_, level->moving, 1);
+    if (!level->smoother) continue;
+    ClEvent first;
+    ClEvent last = level->smoother->enqueue(moving_raw_, level->moving, 1, profile_ ? &first : nullptr);
+    if (profile_) profile_->add("smooth moving", std::move(first), std::move(last));
   }
 }
 
@@ -165,10 +186,19 @@ NormalEquations RigidRegistration::sums(int level_index, const Eigen::Matrix4d& 
              row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), lambda,
              inv_radius, level.partial, scratch);
   }
-  launch<1>(device_.queue(), level.sums_kernel, {level.groups * kGroupSize}, {kGroupSize}, {}, EventMode::kNone);
+  ClEvent summed = launch<1>(device_.queue(), level.sums_kernel, {level.groups * kGroupSize}, {kGroupSize}, {},
+                             profile_mode(profile_));
   set_args(level.reduce_kernel, level.partial, static_cast<int>(level.groups), sums_);
-  launch<1>(device_.queue(), level.reduce_kernel, {host_sums_.size()}, {host_sums_.size()}, {}, EventMode::kNone);
-  sums_.read(device_.queue(), host_sums_);
+  ClEvent reduced = launch<1>(device_.queue(), level.reduce_kernel, {host_sums_.size()}, {host_sums_.size()}, {},
+                              profile_mode(profile_));
+  ClEvent read;
+  RTF_CL_CHECK(clEnqueueReadBuffer(device_.queue(), sums_.get(), CL_TRUE, 0, sums_.bytes(), host_sums_.data(), 0,
+                                   nullptr, profile_ ? read.out() : nullptr));
+  if (profile_) {
+    profile_->add(fmt::format("sums level {}", level_index), summed);
+    profile_->add("reduce sums", reduced);
+    profile_->add("read sums", read);
+  }
 
   const int n = options_.intensity_model ? kMaxParams : kRigidParams;
   NormalEquations eq;
@@ -189,13 +219,19 @@ RegistrationResult RigidRegistration::register_volume(const DeviceBuffer<float>&
   const SumsProvider provider = [this](int level, const Eigen::Matrix4d& transform, const Eigen::Vector4d& intensity) {
     return sums(level, transform, intensity);
   };
-  return gauss_newton_register(provider, options_, initial, centre_);
+  RegistrationResult result = gauss_newton_register(provider, options_, initial, centre_);
+  result.non_finite_voxels = host_non_finite_count_;  // read before the first iteration's blocking read returned
+  if (static_cast<double>(result.non_finite_voxels) > kMaxNonFiniteFraction * static_cast<double>(voxels_)) {
+    result.converged = false;
+    result.failure = fmt::format("{} of {} voxels are NaN or infinite", result.non_finite_voxels, voxels_);
+  }
+  return result;
 }
 
 RegistrationResult RigidRegistration::register_volume(std::span<const float> moving, const Eigen::Matrix4d& initial) {
   if (moving.size() != static_cast<size_t>(voxels_)) throw std::invalid_argument("registration: volume size");
-  moving_raw_.write(device_.queue(), moving);
-  return register_volume(moving_raw_, 0, initial);
+  input_.write(device_.queue(), moving);
+  return register_volume(input_, 0, initial);
 }
 
 ClEvent RigidRegistration::reslice(const DeviceBuffer<float>& moving, size_t offset, const Eigen::Matrix4d& transform,
@@ -203,18 +239,15 @@ ClEvent RigidRegistration::reslice(const DeviceBuffer<float>& moving, size_t off
   if (offset + static_cast<size_t>(voxels_) > moving.size() || out.size() < static_cast<size_t>(voxels_)) {
     throw std::out_of_range("reslice: buffer range");
   }
-  const DeviceBuffer<float>* source = &moving;
-  if (offset != 0) {
-    RTF_CL_CHECK(clEnqueueCopyBuffer(device_.queue(), moving.get(), moving_raw_.get(), offset * sizeof(float), 0,
-                                     moving_raw_.bytes(), 0, nullptr, nullptr));
-    source = &moving_raw_;
-  }
   const ClKernel& kernel = reslice_kernels_[interpolation == Interpolation::kCubic ? 1 : 0];
   const Eigen::Matrix<double, 3, 4> to_moving = (grid_.affine.inverse() * transform * grid_.affine).topRows<3>();
   const int nx = static_cast<int>(grid_.dims[0]), ny = static_cast<int>(grid_.dims[1]),
             nz = static_cast<int>(grid_.dims[2]);
-  set_args(kernel, *source, out, nx, ny, nz, row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), outside);
-  return launch<1>(device_.queue(), kernel, {static_cast<size_t>(voxels_)}, {64});
+  set_args(kernel, moving, static_cast<cl_ulong>(offset), out, nx, ny, nz, row(to_moving, 0), row(to_moving, 1),
+           row(to_moving, 2), outside);
+  ClEvent done = launch<1>(device_.queue(), kernel, {static_cast<size_t>(voxels_)}, {64});
+  if (profile_) profile_->add("reslice", done);
+  return done;
 }
 
 }  // namespace rtf

@@ -15,6 +15,7 @@
 
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
+#include "core/device/kernel_profile.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
 #include "core/image/image.hpp"
 #include "core/registration/gauss_newton.hpp"
@@ -31,6 +32,11 @@ class RigidRegistration {
   ~RigidRegistration();
   RigidRegistration(const RigidRegistration&) = delete;
   RigidRegistration& operator=(const RigidRegistration&) = delete;
+
+  // Volumes with more than this fraction of NaN or infinite voxels are refused (reference: std::invalid_argument) or
+  // flagged (moving volume: failure says how many); fewer are replaced in the registration's copy by the mean of their
+  // finite neighbours. Reslicing does not replace them: the corrected volume keeps its NaNs.
+  static constexpr double kMaxNonFiniteFraction = 0.01;
 
   // Sets the reference from a device volume (float, x fastest) at element `offset` of `volume`.
   void set_reference(const DeviceBuffer<float>& volume, size_t offset = 0);
@@ -51,12 +57,18 @@ class RigidRegistration {
   const RegistrationOptions& options() const { return options_; }
   bool has_reference() const { return has_reference_; }
 
+  // Attaches a per-stage device-time breakdown (benchmarks); null detaches. The caller collects it.
+  void set_profile(KernelProfile* profile) { profile_ = profile; }
+
   // Device sums of one iteration at `level` (for tests against reference::registration_sums).
   NormalEquations sums(int level, const Eigen::Matrix4d& transform, const Eigen::Vector4d& intensity);
 
  private:
   struct Level;
   void load_moving(const DeviceBuffer<float>& moving, size_t offset);
+  // dst = the volume at `offset` of `src` with non-finite voxels replaced; enqueues a non-blocking read of their
+  // count into host_non_finite_count_ (complete after the next blocking call on the queue).
+  void copy_filling_non_finite(const DeviceBuffer<float>& src, size_t offset, DeviceBuffer<float>& dst);
 
   Device& device_;
   ImageHeader grid_;
@@ -64,14 +76,19 @@ class RigidRegistration {
   Eigen::Vector3d centre_;
   int64_t voxels_;
   std::vector<std::unique_ptr<Level>> levels_;
-  DeviceBuffer<float> raw_;         // reference or moving volume copied out of its buffer
-  DeviceBuffer<float> moving_raw_;  // the moving volume being registered
+  DeviceBuffer<float> raw_;         // the reference, non-finite voxels replaced
+  DeviceBuffer<float> moving_raw_;  // the moving volume being registered, non-finite voxels replaced
+  DeviceBuffer<float> input_;       // host volumes are uploaded here
   std::optional<DeviceBuffer<uint8_t>> mask_;
   DeviceBuffer<float> sums_;
   std::vector<float> host_sums_;
   ClKernel gradient_kernel_;
+  ClKernel fill_kernel_;
+  DeviceBuffer<cl_int> non_finite_count_;
+  cl_int host_non_finite_count_ = 0;
   std::array<ClKernel, 2> reslice_kernels_;  // trilinear, cubic
   bool has_reference_ = false;
+  KernelProfile* profile_ = nullptr;
 };
 
 }  // namespace rtf

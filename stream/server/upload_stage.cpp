@@ -42,11 +42,20 @@ void UploadStage::enable_motion_correction(const std::filesystem::path& session_
 }
 
 void UploadStage::correct_motion(const AcceptedVolume& v, IngestLatency& latency) {
+  if (v.header.run == motion_disabled_run_) return;
   const bool new_run = !motion_ || v.header.run != ring_run_motion_;
   if (new_run) {
     ImageHeader grid = stream::to_image_header(v.header);
     grid.source_type = DataType::kFloat32;
-    motion_ = std::make_unique<LiveMotionCorrection>(*device_, grid, *motion_options_);
+    motion_.reset();
+    try {
+      motion_ = std::make_unique<LiveMotionCorrection>(*device_, grid, *motion_options_);
+    } catch (const std::invalid_argument& e) {
+      // E.g. --motion-ref on another grid, or a grid too small to register: said once, the run goes on uncorrected.
+      motion_disabled_run_ = v.header.run;
+      spdlog::error("run {}: motion correction off for this run: {}", v.header.run, e.what());
+      return;
+    }
     ring_run_motion_ = v.header.run;
     if (motion_log_ != nullptr) std::fclose(motion_log_);
     const std::filesystem::path path = session_dir_ / "runs" / v.header.run / "motion.tsv";

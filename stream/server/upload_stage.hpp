@@ -56,7 +56,8 @@ class UploadStage {
   std::optional<LiveMotionOptions> motion_options_;
   std::filesystem::path session_dir_;
   std::unique_ptr<LiveMotionCorrection> motion_;
-  std::string ring_run_motion_;  // run the motion stage is set up for
+  std::string ring_run_motion_;      // run the motion stage is set up for
+  std::string motion_disabled_run_;  // run whose motion stage could not be set up (logged once)
   std::FILE* motion_log_ = nullptr;
 };
 

@@ -61,8 +61,7 @@ void expect_recovered(const std::string& file, const std::vector<RigidParams>& m
     std::printf("%s: errors t %.4f %.4f %.4f mm, r %.4f %.4f %.4f deg (%d iterations)\n", file.c_str(),
                 got.translation_mm[0] - truth.translation_mm[0], got.translation_mm[1] - truth.translation_mm[1],
                 got.translation_mm[2] - truth.translation_mm[2], got.rotation_deg[0] - truth.rotation_deg[0],
-                got.rotation_deg[1] - truth.rotation_deg[1], got.rotation_deg[2] - truth.rotation_deg[2],
-                r.iterations);
+                got.rotation_deg[1] - truth.rotation_deg[1], got.rotation_deg[2] - truth.rotation_deg[2], r.iterations);
   }
 }
 

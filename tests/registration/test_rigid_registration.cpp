@@ -11,63 +11,29 @@
 
 #include "core/reference/registration_reference.hpp"
 #include "core/registration/rigid_registration.hpp"
+#include "tests/support/synthetic_volumes.hpp"
 #include "tests/support/test_device.hpp"
 
 namespace rtf {
 namespace {
 
-ImageHeader oblique_header(std::array<int64_t, 3> dims) {
-  ImageHeader h;
-  h.dims = dims;
-  h.voxel_mm = {3.0, 3.0, 3.5};
-  const Eigen::Matrix3d r = Eigen::AngleAxisd(0.15, Eigen::Vector3d(0.3, -0.2, 1.0).normalized()).toRotationMatrix();
-  h.affine.topLeftCorner<3, 3>() = r * Eigen::Vector3d(3.0, 3.0, 3.5).asDiagonal();
-  h.affine.topRightCorner<3, 1>() =
-      -h.affine.topLeftCorner<3, 3>() *
-      Eigen::Vector3d(double(dims[0] - 1) / 2, double(dims[1] - 1) / 2, double(dims[2] - 1) / 2);
-  return h;
-}
+using test::blobs;
+using test::oblique_header;
 
 reference::RegistrationGrid grid_of(const ImageHeader& h) {
   return {h.dims, h.affine};
 }
 
-// Smooth random blobs (world mm) near the centre, sampled at T^-1 x, times (1 + shading . x / 50).
-std::vector<float> blobs(const ImageHeader& h, uint32_t seed, const Eigen::Matrix4d& t = Eigen::Matrix4d::Identity(),
-                         const Eigen::Vector3d& shading = Eigen::Vector3d::Zero()) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> pos(-25, 25), width(6, 12), amp(200, 600);
-  std::vector<Eigen::Vector4d> b;
-  std::vector<double> a;
-  b.emplace_back(0, 0, 0, 12);
-  a.push_back(800);
-  for (int i = 0; i < 8; ++i) {
-    b.emplace_back(pos(rng), pos(rng), pos(rng) * 0.6, width(rng));
-    a.push_back(amp(rng));
-  }
-  const Eigen::Matrix4d t_inv = t.inverse();
-  std::vector<float> out;
-  for (int64_t z = 0; z < h.dims[2]; ++z) {
-    for (int64_t y = 0; y < h.dims[1]; ++y) {
-      for (int64_t x = 0; x < h.dims[0]; ++x) {
-        const Eigen::Vector4d w = h.affine * Eigen::Vector4d(double(x), double(y), double(z), 1);
-        const Eigen::Vector3d p = (t_inv * w).head<3>();
-        double v = 0;
-        for (size_t i = 0; i < b.size(); ++i) {
-          v += a[i] * std::exp(-(p - b[i].head<3>()).squaredNorm() / (2 * b[i][3] * b[i][3]));
-        }
-        out.push_back(static_cast<float>(v * (1.0 + shading.dot(w.head<3>()) / 50.0)));
-      }
-    }
-  }
-  return out;
-}
-
-void expect_sums_match(Interpolation interpolation, bool intensity, bool use_mask, uint32_t seed) {
+void expect_sums_match(Interpolation interpolation, bool intensity, bool use_mask, uint32_t seed, int nan_voxels = 0) {
   const ImageHeader h = oblique_header({29, 23, 17});
-  const auto ref = blobs(h, seed);
+  auto ref = blobs(h, seed);
   const Eigen::Matrix4d moved = rigid_matrix({{1.3, -0.7, 0.4}, {1.1, -0.6, 1.7}}, Eigen::Vector3d(2, -1, 0));
-  const auto mov = blobs(h, seed, moved, Eigen::Vector3d(0.02, 0.0, -0.03));
+  auto mov = blobs(h, seed, moved, Eigen::Vector3d(0.02, 0.0, -0.03));
+  std::mt19937 nan_rng(seed + 2);
+  for (int k = 0; k < nan_voxels; ++k) {  // NaN voxels in both volumes: left out alike by device and reference
+    ref[nan_rng() % ref.size()] = std::nanf("");
+    mov[nan_rng() % mov.size()] = std::nanf("");
+  }
   std::vector<uint8_t> mask(ref.size());
   std::mt19937 rng(seed + 1);
   for (auto& m : mask) m = static_cast<uint8_t>(rng() % 3 != 0);
@@ -104,6 +70,10 @@ TEST(RigidRegistration, SumsMatchReferenceCubicIntensityMasked) {
 }
 TEST(RigidRegistration, SumsMatchReferenceCubicRigid) {
   expect_sums_match(Interpolation::kCubic, false, false, std::random_device{}());
+}
+TEST(RigidRegistration, SumsMatchReferenceWithNanVoxels) {
+  expect_sums_match(Interpolation::kCubic, true, false, std::random_device{}(), 40);
+  expect_sums_match(Interpolation::kTrilinear, false, true, std::random_device{}(), 40);
 }
 
 TEST(RigidRegistration, ResliceMatchesReference) {
@@ -144,6 +114,30 @@ TEST(RigidRegistration, RecoversKnownTransformOnAnalyticData) {
   }
 }
 
+// A scanner may send NaN voxels (e.g. outside a reconstruction mask): they and the neighbourhood smoothing spreads
+// them to are left out of the fit, which still recovers the motion; the reference may have them too.
+TEST(RigidRegistration, RecoversKnownTransformDespiteNanVoxels) {
+  const ImageHeader h = oblique_header({33, 29, 23});
+  const Eigen::Vector3d c = (h.affine * Eigen::Vector4d(16, 14, 11, 1)).head<3>();
+  const RigidParams truth{{1.2, -0.9, 0.7}, {-1.5, 0.8, 1.9}};
+  auto ref = blobs(h, 12);
+  auto mov = blobs(h, 12, rigid_matrix(truth, c));
+  std::mt19937 rng(std::random_device{}());
+  for (int k = 0; k < 30; ++k) {
+    ref[rng() % ref.size()] = std::nanf("");
+    mov[rng() % mov.size()] = std::nanf("");
+  }
+  RigidRegistration reg(test::test_device(), h);
+  reg.set_reference(ref);
+  const RegistrationResult r = reg.register_volume(mov);
+  ASSERT_TRUE(r.converged) << r.failure;
+  const RigidParams got = rigid_params(r.transform, c);
+  for (size_t a = 0; a < 3; ++a) {
+    EXPECT_NEAR(got.translation_mm[a], truth.translation_mm[a], 0.05) << a;  // the bounds
+    EXPECT_NEAR(got.rotation_deg[a], truth.rotation_deg[a], 0.05) << a;
+  }
+}
+
 TEST(RigidRegistration, BadInputGivesClearErrorsOrAFlaggedResult) {
   const ImageHeader h = oblique_header({15, 13, 11});
   std::vector<uint8_t> empty(static_cast<size_t>(h.voxels_per_volume()), 0);
@@ -155,13 +149,25 @@ TEST(RigidRegistration, BadInputGivesClearErrorsOrAFlaggedResult) {
   EXPECT_THROW(reg.register_volume(blobs(h, 1)), std::logic_error);  // no reference yet
   reg.set_reference(blobs(h, 1));
   EXPECT_THROW(reg.register_volume(std::vector<float>(10, 1.0f)), std::invalid_argument);
-  auto nan_volume = blobs(h, 1);
-  nan_volume[nan_volume.size() / 2] = std::nanf("");
-  const RegistrationResult r = reg.register_volume(nan_volume);
+  std::vector<float> all_nan(blobs(h, 1).size(), std::nanf(""));
+  const RegistrationResult r = reg.register_volume(all_nan);
   EXPECT_FALSE(r.converged);
-  EXPECT_FALSE(r.failure.empty());
+  EXPECT_NE(r.failure.find("NaN or infinite"), std::string::npos) << r.failure;
+  EXPECT_EQ(r.non_finite_voxels, static_cast<int64_t>(all_nan.size()));
   const RegistrationResult flat_result = reg.register_volume(std::vector<float>(blobs(h, 1).size(), 5.0f));
   EXPECT_FALSE(flat_result.converged);  // no structure: the fit cannot be trusted and says so
+  EXPECT_FALSE(flat_result.failure.empty());
+  EXPECT_THROW(reg.set_reference(all_nan), std::invalid_argument);  // a NaN reference is refused...
+  EXPECT_FALSE(reg.has_reference());                                // ...and leaves none set
+  RegistrationOptions one_iteration;  // far from the answer with one iteration per level: flagged, not passed
+  one_iteration.max_iterations = 1;
+  const ImageHeader big = oblique_header({33, 29, 23});
+  RigidRegistration hurried(test::test_device(), big, one_iteration);
+  hurried.set_reference(blobs(big, 1));
+  const RegistrationResult h_result =
+      hurried.register_volume(blobs(big, 1, rigid_matrix({{2.5, -2.0, 1.0}, {2.0, 1.0, -2.5}}, hurried.centre())));
+  EXPECT_FALSE(h_result.converged);
+  EXPECT_NE(h_result.failure.find("did not converge"), std::string::npos) << h_result.failure;
 }
 
 }  // namespace
