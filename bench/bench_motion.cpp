@@ -28,6 +28,12 @@ struct Options {
   int runs = 60;
   std::string filter;
   double max_motion = 3.0;
+  double tsnr = 80.0;
+  double psc = 2.0;
+  int supersample = 2;
+  int margin = -1;
+  double drift = 1.0;
+  double final_fwhm = -1.0;
 };
 
 struct Case {
@@ -51,7 +57,7 @@ std::vector<Config> configs() {
   fast.options.intensity_model = false;
   c.push_back(fast);
   Config single{"one level (stride 1, cubic)", {}, rtf::Interpolation::kCubic};
-  single.options.levels = {{1, 3.0, rtf::Interpolation::kCubic}};
+  single.options.levels = {{1, 6.0, rtf::Interpolation::kCubic}};
   c.push_back(single);
   return c;
 }
@@ -61,7 +67,10 @@ rtf::sim::PhantomResult make_series(const Options& opt, const Case& c, const rtf
   spec.grid = c.dims;
   spec.voxel_mm = c.voxel_mm;
   spec.volumes = c.volumes > 0 ? c.volumes : opt.warmup + opt.runs;
-  spec.tsnr = 80.0;
+  spec.tsnr = opt.tsnr;
+  spec.psc = opt.psc;
+  spec.drift_percent = opt.drift;
+  spec.supersample = opt.supersample;
   spec.motion = rtf::sim::MotionKind::kRealistic;
   spec.max_translation_mm = opt.max_motion;
   spec.max_rotation_deg = opt.max_motion;
@@ -72,7 +81,10 @@ rtf::sim::PhantomResult make_series(const Options& opt, const Case& c, const rtf
 void bench_case(rtf::Device& dev, const Options& opt, const Case& c, const rtf::sim::PhantomResult& ph,
                 const Config& config) {
   const rtf::Image& bold = ph.bold;
-  rtf::RigidRegistration reg(dev, bold.header(), config.options);
+  rtf::RegistrationOptions options = config.options;
+  if (opt.margin > 0) options.edge_margin_voxels = opt.margin;
+  if (opt.final_fwhm >= 0) options.levels.back().smoothing_fwhm_mm = opt.final_fwhm;
+  rtf::RigidRegistration reg(dev, bold.header(), options);
   const auto n = static_cast<size_t>(bold.header().voxels_per_volume());
   rtf::DeviceBuffer<float> volume(dev, n), corrected(dev, n);
   const auto t_ref = Clock::now();
@@ -123,6 +135,7 @@ void bench_case(rtf::Device& dev, const Options& opt, const Case& c, const rtf::
                           {"size", fmt::format("{}x{}x{}", c.dims[0], c.dims[1], c.dims[2])},
                           {"voxel_mm", c.voxel_mm},
                           {"config", config.name},
+                          {"edge_margin_voxels", options.edge_margin_voxels},
                           {"device", dev.info().device_name},
                           {"volumes", bold.nt()},
                           {"median_ms", wall.median},
@@ -150,6 +163,12 @@ int main(int argc, char** argv) {
   app.add_option("--runs", opt.runs, "Timed volumes per case")->check(CLI::PositiveNumber);
   app.add_option("--max-motion", opt.max_motion, "Largest translation (mm) and rotation (deg) of the phantom")
       ->capture_default_str();
+  app.add_option("--tsnr", opt.tsnr, "Phantom tSNR (0: no noise)")->capture_default_str();
+  app.add_option("--psc", opt.psc, "Phantom activation, percent signal change")->capture_default_str();
+  app.add_option("--supersample", opt.supersample, "Phantom sub-samples per EPI voxel and axis")->capture_default_str();
+  app.add_option("--drift", opt.drift, "Phantom drift, percent of the signal")->capture_default_str();
+  app.add_option("--final-fwhm", opt.final_fwhm, "Smoothing (mm) at the finest level (default: the library's)");
+  app.add_option("--margin", opt.margin, "Registration edge margin in voxels (default: the library's)");
   app.add_option("--filter", opt.filter, "Only cases or configurations whose name contains this");
   bool broccoli = false;
   app.add_flag("--broccoli", broccoli, "Also the whole 72x72x47x119 series (BROCCOLI's motion-correction case)");

@@ -21,7 +21,7 @@ struct McOptions {
   std::string ref = "0";
   std::string interpolation = "cubic";
   bool no_intensity_model = false;
-  double final_fwhm_mm = 3.0;
+  double final_fwhm_mm = 6.0;
 };
 
 rtf::Image reference_volume(const McOptions& o, const rtf::Image& series) {

@@ -6,7 +6,7 @@
 // Matrices arrive as float4 rows r0, r1, r2 of a 3x4 affine acting on (x, y, z, 1).
 // `partial` is [num_groups][NTERMS] floats, one row of per-work-group sums: the upper triangle of H = sum J^T J row
 // by row (i <= j), then b = sum J^T r, then sum r^2, then the number of voxels used. `sums` is [NTERMS].
-// Sample points: reference voxels 1 + stride * (i, j, k) (interior only), enumerated x fastest.
+// Sample points: reference voxels first + stride * (i, j, k), first >= 1 (interior only), enumerated x fastest.
 // Compile-time defines:
 //   NPARAMS   6 (rigid) or 10 (rigid + linear intensity field)
 //   CUBIC     sample the moving volume with Keys cubic convolution (a = -0.5) instead of trilinear; the sums then
@@ -141,17 +141,17 @@ __kernel void registration_sums(__global const float4* refgrad, __global const f
 #ifdef HAS_MASK
                                 __global const uchar* mask,
 #endif
-                                const int nx, const int ny, const int nz, const int stride, const int px, const int py,
-                                const int npoints, const float4 m0, const float4 m1, const float4 m2, const float4 d0,
-                                const float4 d1, const float4 d2, const float4 lambda, const float inv_radius,
-                                __global float* partial, __local float* scratch) {
+                                const int nx, const int ny, const int nz, const int first, const int stride,
+                                const int px, const int py, const int npoints, const float4 m0, const float4 m1,
+                                const float4 m2, const float4 d0, const float4 d1, const float4 d2, const float4 lambda,
+                                const float inv_radius, __global float* partial, __local float* scratch) {
   float acc[NTERMS];
   for (int t = 0; t < NTERMS; ++t) acc[t] = 0.0f;
   for (int p = get_global_id(0); p < npoints; p += get_global_size(0)) {
-    const int x = 1 + stride * (p % px);
+    const int x = first + stride * (p % px);
     const int q = p / px;
-    const int y = 1 + stride * (q % py);
-    const int z = 1 + stride * (q / py);
+    const int y = first + stride * (q % py);
+    const int z = first + stride * (q / py);
     const size_t i = voxel_index(x, y, z, nx, ny);
 #ifdef HAS_MASK
     if (mask[i] == 0) continue;

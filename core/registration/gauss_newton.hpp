@@ -25,12 +25,16 @@ struct RegistrationLevel {
 };
 
 struct RegistrationOptions {
-  std::vector<RegistrationLevel> levels{{2, 6.0, Interpolation::kTrilinear}, {1, 3.0, Interpolation::kCubic}};
+  std::vector<RegistrationLevel> levels{{2, 8.0, Interpolation::kTrilinear}, {1, 6.0, Interpolation::kCubic}};
   int max_iterations = 30;      // per level
   double tolerance_mm = 1e-3;   // converged when an update moves no point within radius_mm by more than this
   bool intensity_model = true;  // also fit a linear intensity scaling field (robust to shading)
   double radius_mm = 50.0;      // sphere for the tolerance and for the intensity field's scale
   int64_t min_voxels = 500;     // fewer usable voxels than this: registration fails
+  // Reference voxels closer than this to a face of the grid are not sampled (>= 1: the gradient needs neighbours).
+  // Near the faces, smoothing sees different content beyond the field of view in each volume, which biases the fit
+  // when the head fills the field of view (measured: docs/algorithms/motion_correction.md).
+  int64_t edge_margin_voxels = 1;
 };
 
 struct RegistrationResult {

@@ -55,6 +55,7 @@ RigidRegistration::RigidRegistration(Device& device, const ImageHeader& grid, Re
     throw std::invalid_argument("registration: the grid's affine is not invertible");
   }
   if (options_.levels.empty()) throw std::invalid_argument("registration: no levels");
+  if (options_.edge_margin_voxels < 1) throw std::invalid_argument("registration: the edge margin must be >= 1");
   const Eigen::Vector4d mid(0.5 * static_cast<double>(grid.dims[0] - 1), 0.5 * static_cast<double>(grid.dims[1] - 1),
                             0.5 * static_cast<double>(grid.dims[2] - 1), 1.0);
   centre_ = (grid.affine * mid).head<3>();
@@ -91,9 +92,15 @@ RigidRegistration::RigidRegistration(Device& device, const ImageHeader& grid, Re
       level->moving = DeviceBuffer<float>(device, n);
     }
     level->refgrad = DeviceBuffer<cl_float4>(device, n);
-    level->px = static_cast<int>((grid.dims[0] - 2 + spec.stride - 1) / spec.stride);
-    level->py = static_cast<int>((grid.dims[1] - 2 + spec.stride - 1) / spec.stride);
-    const int pz = static_cast<int>((grid.dims[2] - 2 + spec.stride - 1) / spec.stride);
+    const int64_t margin = options_.edge_margin_voxels;
+    auto points = [&](int64_t d) { return static_cast<int>((d - 2 * margin + spec.stride - 1) / spec.stride); };
+    level->px = points(grid.dims[0]);
+    level->py = points(grid.dims[1]);
+    const int pz = points(grid.dims[2]);
+    if (level->px < 1 || level->py < 1 || pz < 1) {
+      throw std::invalid_argument(
+          fmt::format("registration: an edge margin of {} voxels leaves no voxel to sample", margin));
+    }
     level->npoints = level->px * level->py * pz;
     level->groups =
         std::clamp<size_t>((static_cast<size_t>(level->npoints) + kGroupSize - 1) / kGroupSize, 1, kMaxGroups);
@@ -176,15 +183,16 @@ NormalEquations RigidRegistration::sums(int level_index, const Eigen::Matrix4d& 
   const int nx = static_cast<int>(grid_.dims[0]), ny = static_cast<int>(grid_.dims[1]),
             nz = static_cast<int>(grid_.dims[2]);
   const float inv_radius = static_cast<float>(1.0 / options_.radius_mm);
+  const int first = static_cast<int>(options_.edge_margin_voxels);
   const LocalMemory scratch{kGroupSize * sizeof(float)};
   if (mask_) {
-    set_args(level.sums_kernel, level.refgrad, moving, *mask_, nx, ny, nz, level.spec.stride, level.px, level.py,
+    set_args(level.sums_kernel, level.refgrad, moving, *mask_, nx, ny, nz, first, level.spec.stride, level.px, level.py,
              level.npoints, row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1),
              row(to_d, 2), lambda, inv_radius, level.partial, scratch);
   } else {
-    set_args(level.sums_kernel, level.refgrad, moving, nx, ny, nz, level.spec.stride, level.px, level.py, level.npoints,
-             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), lambda,
-             inv_radius, level.partial, scratch);
+    set_args(level.sums_kernel, level.refgrad, moving, nx, ny, nz, first, level.spec.stride, level.px, level.py,
+             level.npoints, row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1),
+             row(to_d, 2), lambda, inv_radius, level.partial, scratch);
   }
   ClEvent summed = launch<1>(device_.queue(), level.sums_kernel, {level.groups * kGroupSize}, {kGroupSize}, {},
                              profile_mode(profile_));

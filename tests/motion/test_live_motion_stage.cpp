@@ -35,9 +35,11 @@ TEST(LiveMotionStage, FlagsAnUnregistrableVolumeAndRecovers) {
   DeviceRingBuffer ring(test::test_device(), h.voxels_per_volume(), 4);
   LiveMotionCorrection stage(test::test_device(), h);
   const Eigen::Vector3d centre = (h.affine * Eigen::Vector4d(16, 14, 11, 1)).head<3>();
-  const std::vector<RigidParams> truth{
-      {}, {{0.4, -0.3, 0.2}, {0.3, 0.2, -0.4}}, {{0.9, -0.6, 0.5}, {0.6, 0.5, -0.8}}, {{1.1, -0.7, 0.6}, {0.8, 0.6, -1.0}},
-      {{1.4, -0.9, 0.8}, {1.0, 0.7, -1.2}}};
+  const std::vector<RigidParams> truth{{},
+                                       {{0.4, -0.3, 0.2}, {0.3, 0.2, -0.4}},
+                                       {{0.9, -0.6, 0.5}, {0.6, 0.5, -0.8}},
+                                       {{1.1, -0.7, 0.6}, {0.8, 0.6, -1.0}},
+                                       {{1.4, -0.9, 0.8}, {1.0, 0.7, -1.2}}};
   const int64_t broken = 3;
   for (int64_t t = 0; t < static_cast<int64_t>(truth.size()); ++t) {
     std::vector<float> v = test::blobs(h, 5, rigid_matrix(truth[static_cast<size_t>(t)], centre));

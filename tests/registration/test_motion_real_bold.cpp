@@ -1,15 +1,17 @@
 // ctest-label: gpu
 // Motion correction on real BOLD volumes (DESIGN.md §9): a known rigid transform applied to a real volume (cubic
 // resampling in double precision) is recovered within 0.05 mm and 0.05 degrees per parameter. Data: nibabel's
-// example4d (128x96x24, 2x2x2.2 mm). nipy's functional.nii.gz has 3 slices, too few for 3D registration (the
-// constructor refuses fewer than 4 per axis; tested). nitime's fmri1 is a 10x10x18 crop (20 mm across): the residual
-// of the moved copy is dominated by the band moved in across its edges and rotations are barely constrained, so the
-// fit does not converge there (measured; not a test case, see the docs). The fit uses
-// voxels at least 4 voxels from every face, so that the band the transform moves in from outside the field of view
-// (zeros in the moved copy) does not count; the test design is in docs/algorithms/motion_correction.md.
+// example4d (128x96x24, 2x2x2.2 mm) and, where ../shared/data is present, pyneal's 64x64x30 test series. nipy's
+// functional.nii.gz has 3 slices, too few for 3D registration (the constructor refuses fewer than 4 per axis; tested).
+// nitime's fmri1 is a 10x10x18 crop (20 mm across): the residual of the moved copy is dominated by the band moved in
+// across its edges and rotations are barely constrained, so the fit does not converge there (measured; not a test case,
+// see the docs). The fit uses voxels at least 4 voxels from every face, so that the band the transform moves in from
+// outside the field of view (zeros in the moved copy) does not count; the test design is in
+// docs/algorithms/motion_correction.md.
 #include <gtest/gtest.h>
 
 #include <Eigen/LU>
+#include <optional>
 
 #include "core/io/nifti_io.hpp"
 #include "core/reference/registration_reference.hpp"
@@ -36,13 +38,16 @@ std::vector<uint8_t> interior_mask(const ImageHeader& h, std::span<const float> 
   return m;
 }
 
-void expect_recovered(const std::string& file, const std::vector<RigidParams>& motions, int margin,
-                      const RegistrationOptions& options = {}) {
-  const auto path = test::installed_data(file);
-  if (!path) GTEST_SKIP() << test::missing_installed_data(file);
-  const Image series = read_nifti(*path);
-  const Image ref = series.extract_volume(0);
+void expect_recovered(const std::filesystem::path& path, const std::string& file,
+                      const std::vector<RigidParams>& motions, int margin, std::optional<double> voxel_mm = {}) {
+  const Image series = read_nifti(path);
+  Image ref = series.extract_volume(0);
+  if (voxel_mm) {  // a header without voxel sizes: assume these
+    ref.header().voxel_mm = {*voxel_mm, *voxel_mm, *voxel_mm};
+    ref.header().affine.topLeftCorner<3, 3>() = Eigen::Matrix3d::Identity() * *voxel_mm;
+  }
   const ImageHeader& h = ref.header();
+  const RegistrationOptions options;
   const auto mask = interior_mask(h, ref.data(), margin);
   RigidRegistration reg(test::test_device(), h, options, mask);
   reg.set_reference(ref.data());
@@ -66,8 +71,19 @@ void expect_recovered(const std::string& file, const std::vector<RigidParams>& m
 }
 
 TEST(MotionRealBold, NibabelExample4d) {
-  expect_recovered("nibabel/example4d.nii.gz",
-                   {{{1.2, -0.8, 0.5}, {0.9, -1.4, 0.6}}, {{-2.5, 1.9, -1.1}, {-2.0, 0.8, 2.4}}}, 4);
+  const std::string file = "nibabel/example4d.nii.gz";
+  const auto path = test::installed_data(file);
+  if (!path) GTEST_SKIP() << test::missing_installed_data(file);
+  expect_recovered(*path, file, {{{1.2, -0.8, 0.5}, {0.9, -1.4, 0.6}}, {{-2.5, 1.9, -1.1}, {-2.0, 0.8, 2.4}}}, 4);
+}
+
+// pyneal's test series (../shared/data, developers and CI only): a real 64x64x30 uint16 EPI series whose header
+// carries no voxel size (1 mm is read); 3 mm isotropic is assumed, a typical EPI voxel.
+TEST(MotionRealBold, PynealTestSeries) {
+  const std::string file = "scanner/pyneal_testSeries.nii.gz";
+  const auto path = test::shared_data(file);
+  if (!path) GTEST_SKIP() << test::missing_shared_data(file);
+  expect_recovered(*path, file, {{{0.7, -0.4, 0.3}, {1.1, -0.6, 0.8}}, {{-1.3, 0.9, -0.5}, {-0.7, 1.4, -1.2}}}, 4, 3.0);
 }
 
 TEST(MotionRealBold, NipyFunctionalHasTooFewSlices) {
