@@ -47,6 +47,32 @@ expect_ok "mask output is 3D uint8" '10 x 10 x 18 x 1' "$RTFMRI" info "$WORK/mas
 expect_ok "smooth in mask" 'smoothed 40 volume' "$RTFMRI" smooth "$WORK/dt.nii" "$WORK/s.nii.gz" --fwhm 6 --mask "$WORK/mask.nii.gz"
 expect_ok "smooth output keeps the grid" '10 x 10 x 18 x 40' "$RTFMRI" info "$WORK/s.nii.gz"
 
+# Motion correction: a small phantom with known motion through `rtfmri mc`; the estimates (FSL .par, same convention
+# and centre as the phantom's motion.par) match the truth within 0.1 mm and 0.1 degrees on this coarse 4 mm grid.
+TEMPLATE="$DATA/mricron/ch2bet.nii.gz"
+if [[ -f "$TEMPLATE" ]]; then
+  "$RTFMRI" sim phantom --out "$WORK/ph" --template "$TEMPLATE" --grid 44x52x36 --voxel 4 --volumes 6 --tr 2 \
+    --max-translation 2 --max-rotation 2 --seed 3 >/dev/null 2>&1
+  expect_ok "mc on the phantom" 'mc: 6 volumes.*0 flagged' "$RTFMRI" mc "$WORK/ph/bold.nii.gz" --out "$WORK/mc"
+  expect_ok "mc output keeps the grid" '44 x 52 x 36 x 6' "$RTFMRI" info "$WORK/mc.nii.gz"
+  expect_ok "mc estimates match the phantom's truth" 'max error [0-9.]+ mm [0-9.]+ deg: ok' python3 - "$WORK/mc.par" \
+    "$WORK/ph/motion.par" <<'PY'
+import math, sys
+est = [[float(v) for v in l.split()] for l in open(sys.argv[1]) if l.strip()]
+truth = [[float(v) for v in l.split()] for l in open(sys.argv[2]) if l.strip()]
+assert len(est) == len(truth) == 6, (len(est), len(truth))
+mm = max(abs(e[i] - t[i]) for e, t in zip(est, truth) for i in (3, 4, 5))
+deg = max(abs(e[i] - t[i]) * 180 / math.pi for e, t in zip(est, truth) for i in (0, 1, 2))
+print(f"max error {mm:.4f} mm {deg:.4f} deg: {'ok' if mm < 0.1 and deg < 0.1 else 'TOO LARGE'}")
+PY
+  [[ $(wc -l < "$WORK/mc_fd.tsv") == 7 && $(wc -l < "$WORK/mc.1D") == 6 ]] && pass "mc writes _fd.tsv and .1D" ||
+    fail "mc _fd.tsv/.1D row counts"
+  expect_error "mc --ref beyond the series" 'volumes 0\.\.5' "$RTFMRI" mc "$WORK/ph/bold.nii.gz" --out "$WORK/o" --ref 9
+  expect_error "mc --ref on another grid" 'grid' "$RTFMRI" mc "$WORK/ph/bold.nii.gz" --out "$WORK/o" --ref "$WORK/mask.nii.gz"
+else
+  echo "skip: motion-correction checks ($TEMPLATE missing)"
+fi
+
 # Bad input: clear messages, non-zero exit, no crash.
 printf 'this is not a nifti file' > "$WORK/garbage.nii"
 expect_error "missing input file" 'does not exist|not found|No such' "$RTFMRI" smooth "$WORK/none.nii" "$WORK/o.nii" --fwhm 6
