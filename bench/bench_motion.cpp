@@ -51,14 +51,14 @@ struct Config {
 
 std::vector<Config> configs() {
   std::vector<Config> c;
-  c.push_back({"default (cubic, intensity field)", {}, rtf::Interpolation::kCubic});
+  c.push_back({"default (one level, cubic, intensity field)", {}, rtf::Interpolation::kCubic});
   Config fast{"trilinear, rigid only", {}, rtf::Interpolation::kTrilinear};
   fast.options.levels.back().interpolation = rtf::Interpolation::kTrilinear;
   fast.options.intensity_model = false;
   c.push_back(fast);
-  Config single{"one level (stride 1, cubic)", {}, rtf::Interpolation::kCubic};
-  single.options.levels = {{1, 6.0, rtf::Interpolation::kCubic}};
-  c.push_back(single);
+  Config pyramid{"two levels (stride 2 at 8 mm, then 6 mm)", {}, rtf::Interpolation::kCubic};
+  pyramid.options.levels = {{2, 8.0, rtf::Interpolation::kTrilinear}, {1, 6.0, rtf::Interpolation::kCubic}};
+  c.push_back(pyramid);
   return c;
 }
 

@@ -25,7 +25,10 @@ struct RegistrationLevel {
 };
 
 struct RegistrationOptions {
-  std::vector<RegistrationLevel> levels{{2, 8.0, Interpolation::kTrilinear}, {1, 6.0, Interpolation::kCubic}};
+  // One level by default: at FWHM 6 mm the fit converges from jumps of up to 15 mm and 15 degrees per axis on the
+  // phantom, so a coarse level ({2, 8.0, kTrilinear} first) adds time, not robustness (measured:
+  // docs/algorithms/motion_correction.md).
+  std::vector<RegistrationLevel> levels{{1, 6.0, Interpolation::kCubic}};
   int max_iterations = 30;      // per level
   double tolerance_mm = 1e-3;   // converged when an update moves no point within radius_mm by more than this
   bool intensity_model = true;  // also fit a linear intensity scaling field (robust to shading)
