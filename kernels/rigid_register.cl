@@ -12,6 +12,8 @@
 //   CUBIC     sample the moving volume with Keys cubic convolution (a = -0.5) instead of trilinear; the sums then
 //             skip points within one voxel of the edge, reslicing falls back to trilinear there
 //   HAS_MASK  skip reference voxels whose mask byte is 0
+//   ITEM_PARTIALS  each work-item writes its own row of `partial` (no local reduction; for CPU devices, where
+//             barriers are expensive); `scratch` is then unused
 // The host replaces non-finite voxels first (copy_filling_non_finite); points still not finite are skipped.
 
 #ifndef NPARAMS
@@ -135,8 +137,9 @@ __kernel void reference_gradient(__global const float* ref, __global float4* ref
   refgrad[i] = (float4)(dot(g0, gv), dot(g1, gv), dot(g2, gv), t);
 }
 
-// Per-work-group sums of one Gauss-Newton iteration. NDRange: 1D, any number of groups (each item strides over
-// the sample points); `scratch` holds one float per work-item (power-of-two work-group size).
+// Per-work-group (or, with ITEM_PARTIALS, per-work-item) sums of one Gauss-Newton iteration. NDRange: 1D, any number
+// of groups (each item strides over the sample points); `scratch` holds one float per work-item (power-of-two
+// work-group size).
 __kernel void registration_sums(__global const float4* refgrad, __global const float* moving,
 #ifdef HAS_MASK
                                 __global const uchar* mask,
@@ -191,6 +194,10 @@ __kernel void registration_sums(__global const float4* refgrad, __global const f
     acc[k++] += r * r;
     acc[k] += 1.0f;
   }
+#ifdef ITEM_PARTIALS
+  // CPU devices: one row per work-item, no barriers (the host launches work-groups of one item).
+  for (int t = 0; t < NTERMS; ++t) partial[(size_t)get_global_id(0) * NTERMS + t] = acc[t];
+#else
   const int lid = get_local_id(0);
   const int lsize = get_local_size(0);
   for (int t = 0; t < NTERMS; ++t) {
@@ -203,6 +210,7 @@ __kernel void registration_sums(__global const float4* refgrad, __global const f
     if (lid == 0) partial[(size_t)get_group_id(0) * NTERMS + t] = scratch[0];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
+#endif
 }
 
 // sums[t] = sum over groups of partial[g][t], with Kahan compensation. NDRange: 1D, >= NTERMS items.

@@ -14,18 +14,22 @@ namespace rtf {
 namespace {
 
 constexpr const char* kSource = "rigid_register.cl";
-constexpr size_t kGroupSize = 128;
-constexpr size_t kMaxGroups = 256;
+// GPUs: work-groups of 128 reduce their items' sums in local memory, at most 256 groups. CPU devices (PoCL): each
+// work-item writes its own partial row, 64 items per compute unit (barriers cost more than the extra rows there).
+constexpr size_t kGpuGroupSize = 128;
+constexpr size_t kGpuMaxGroups = 256;
+constexpr size_t kCpuItemsPerComputeUnit = 64;
 
 cl_float4 row(const Eigen::Matrix<double, 3, 4>& m, int r) {
   return cl_float4{{static_cast<float>(m(r, 0)), static_cast<float>(m(r, 1)), static_cast<float>(m(r, 2)),
                     static_cast<float>(m(r, 3))}};
 }
 
-std::vector<std::string> defines(int params, Interpolation interpolation, bool mask) {
+std::vector<std::string> defines(int params, Interpolation interpolation, bool mask, bool item_partials = false) {
   std::vector<std::string> d{fmt::format("NPARAMS={}", params)};
   if (interpolation == Interpolation::kCubic) d.emplace_back("CUBIC");
   if (mask) d.emplace_back("HAS_MASK");
+  if (item_partials) d.emplace_back("ITEM_PARTIALS");
   return d;
 }
 
@@ -41,7 +45,8 @@ struct RigidRegistration::Level {
   ClKernel sums_kernel;
   ClKernel reduce_kernel;
   int px = 0, py = 0, npoints = 0;
-  size_t groups = 1;
+  size_t groups = 1;      // work-groups of the sums kernel (rows of `partial`)
+  size_t group_size = 1;  // work-items per group
 };
 
 RigidRegistration::RigidRegistration(Device& device, const ImageHeader& grid, RegistrationOptions options,
@@ -54,6 +59,7 @@ RigidRegistration::RigidRegistration(Device& device, const ImageHeader& grid, Re
   if (std::abs(grid.affine.topLeftCorner<3, 3>().determinant()) < 1e-9) {
     throw std::invalid_argument("registration: the grid's affine is not invertible");
   }
+  item_partials_ = device.info().is_cpu();
   if (options_.levels.empty()) throw std::invalid_argument("registration: no levels");
   if (options_.edge_margin_voxels < 1) throw std::invalid_argument("registration: the edge margin must be >= 1");
   const Eigen::Vector4d mid(0.5 * static_cast<double>(grid.dims[0] - 1), 0.5 * static_cast<double>(grid.dims[1] - 1),
@@ -102,10 +108,17 @@ RigidRegistration::RigidRegistration(Device& device, const ImageHeader& grid, Re
           fmt::format("registration: an edge margin of {} voxels leaves no voxel to sample", margin));
     }
     level->npoints = level->px * level->py * pz;
-    level->groups =
-        std::clamp<size_t>((static_cast<size_t>(level->npoints) + kGroupSize - 1) / kGroupSize, 1, kMaxGroups);
+    if (item_partials_) {
+      level->group_size = 1;
+      level->groups = std::clamp<size_t>(static_cast<size_t>(level->npoints), 1,
+                                         kCpuItemsPerComputeUnit * std::max<size_t>(device.info().compute_units, 1));
+    } else {
+      level->group_size = kGpuGroupSize;
+      level->groups = std::clamp<size_t>((static_cast<size_t>(level->npoints) + kGpuGroupSize - 1) / kGpuGroupSize, 1,
+                                         kGpuMaxGroups);
+    }
     level->partial = DeviceBuffer<float>(device, level->groups * static_cast<size_t>(terms));
-    const auto d = defines(params, spec.interpolation, mask_.has_value());
+    const auto d = defines(params, spec.interpolation, mask_.has_value(), item_partials_);
     level->sums_kernel = device.kernel(kSource, "registration_sums", d);
     level->reduce_kernel = device.kernel(kSource, "reduce_partials", d);
     levels_.push_back(std::move(level));
@@ -184,7 +197,7 @@ NormalEquations RigidRegistration::sums(int level_index, const Eigen::Matrix4d& 
             nz = static_cast<int>(grid_.dims[2]);
   const float inv_radius = static_cast<float>(1.0 / options_.radius_mm);
   const int first = static_cast<int>(options_.edge_margin_voxels);
-  const LocalMemory scratch{kGroupSize * sizeof(float)};
+  const LocalMemory scratch{level.group_size * sizeof(float)};
   if (mask_) {
     set_args(level.sums_kernel, level.refgrad, moving, *mask_, nx, ny, nz, first, level.spec.stride, level.px, level.py,
              level.npoints, row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1),
@@ -194,8 +207,8 @@ NormalEquations RigidRegistration::sums(int level_index, const Eigen::Matrix4d& 
              level.npoints, row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1),
              row(to_d, 2), lambda, inv_radius, level.partial, scratch);
   }
-  ClEvent summed = launch<1>(device_.queue(), level.sums_kernel, {level.groups * kGroupSize}, {kGroupSize}, {},
-                             profile_mode(profile_));
+  ClEvent summed = launch<1>(device_.queue(), level.sums_kernel, {level.groups * level.group_size}, {level.group_size},
+                             {}, profile_mode(profile_));
   set_args(level.reduce_kernel, level.partial, static_cast<int>(level.groups), sums_);
   ClEvent reduced = launch<1>(device_.queue(), level.reduce_kernel, {host_sums_.size()}, {host_sums_.size()}, {},
                               profile_mode(profile_));

@@ -88,6 +88,7 @@ class RigidRegistration {
   cl_int host_non_finite_count_ = 0;
   std::array<ClKernel, 2> reslice_kernels_;  // trilinear, cubic
   bool has_reference_ = false;
+  bool item_partials_ = false;  // CPU device: per-item partial sums (rigid_register.cl, ITEM_PARTIALS)
   KernelProfile* profile_ = nullptr;
 };
 
