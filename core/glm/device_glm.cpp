@@ -16,12 +16,13 @@ constexpr const char* kSource = "glm.cl";
 constexpr size_t kLocal = 128;
 
 template <typename T>
-void upload(cl_command_queue q, const DeviceBuffer<T>& buffer, const std::vector<T>& host, std::vector<ClEvent>& events) {
+void upload(cl_command_queue q, const DeviceBuffer<T>& buffer, const std::vector<T>& host,
+            std::vector<ClEvent>& events) {
   if (host.empty()) return;
   if (host.size() > buffer.size()) throw std::logic_error("GLM upload larger than its buffer");
   ClEvent e;
-  RTF_CL_CHECK(clEnqueueWriteBuffer(q, buffer.get(), CL_FALSE, 0, host.size() * sizeof(T), host.data(), 0, nullptr,
-                                    e.out()));
+  RTF_CL_CHECK(
+      clEnqueueWriteBuffer(q, buffer.get(), CL_FALSE, 0, host.size() * sizeof(T), host.data(), 0, nullptr, e.out()));
   events.push_back(std::move(e));
 }
 
@@ -92,13 +93,13 @@ void DeviceGlm::wait_for_uploads() {
 
 void DeviceGlm::reset(const DeviceBuffer<float>& volumes, int64_t slot) {
   const float zero = 0.0f;
-  RTF_CL_CHECK(clEnqueueFillBuffer(device_.queue(), acc_.get(), &zero, sizeof(zero), 0, acc_.bytes(), 0, nullptr,
-                                   nullptr));
-  RTF_CL_CHECK(clEnqueueFillBuffer(device_.queue(), comp_.get(), &zero, sizeof(zero), 0, comp_.bytes(), 0, nullptr,
-                                   nullptr));
+  RTF_CL_CHECK(
+      clEnqueueFillBuffer(device_.queue(), acc_.get(), &zero, sizeof(zero), 0, acc_.bytes(), 0, nullptr, nullptr));
+  RTF_CL_CHECK(
+      clEnqueueFillBuffer(device_.queue(), comp_.get(), &zero, sizeof(zero), 0, comp_.bytes(), 0, nullptr, nullptr));
   if (spec_.constant_column < 0) {
-    RTF_CL_CHECK(clEnqueueFillBuffer(device_.queue(), shift_.get(), &zero, sizeof(zero), 0, shift_.bytes(), 0,
-                                     nullptr, nullptr));
+    RTF_CL_CHECK(clEnqueueFillBuffer(device_.queue(), shift_.get(), &zero, sizeof(zero), 0, shift_.bytes(), 0, nullptr,
+                                     nullptr));
     return;
   }
   const size_t offset = static_cast<size_t>(slot) * static_cast<size_t>(spec_.voxels) * sizeof(float);
@@ -126,8 +127,8 @@ void DeviceGlm::accumulate(const DeviceBuffer<float>& volumes, std::span<const i
   for (int64_t k = 0; k < count; ++k) {
     if (slots[static_cast<size_t>(k)] < 0 || slots[static_cast<size_t>(k)] >= held ||
         prev_slots[static_cast<size_t>(k)] >= held) {
-      throw std::out_of_range(fmt::format("GLM: slot {} outside the buffer's {} volumes", slots[static_cast<size_t>(k)],
-                                          held));
+      throw std::out_of_range(
+          fmt::format("GLM: slot {} outside the buffer's {} volumes", slots[static_cast<size_t>(k)], held));
     }
   }
   host_rows_.resize(static_cast<size_t>(count * spec_.columns));
@@ -194,8 +195,8 @@ ClEvent DeviceGlm::solve(const GlmModel& model) {
   const int voxels = static_cast<int>(spec_.voxels);
   const auto dof = static_cast<float>(model.dof);
   const int use_mask = spec_.mask ? 1 : 0;
-  set_args(solve_kernel_, acc_, comp_, voxels, pinv_, shift_, dof, mask_, use_mask, tcon_, tvar_, fmat_, fmid_, fq_, beta_,
-           sigma2_, con_, t_, f_);
+  set_args(solve_kernel_, acc_, comp_, voxels, pinv_, shift_, dof, mask_, use_mask, tcon_, tvar_, fmat_, fmid_, fq_,
+           beta_, sigma2_, con_, t_, f_);
   ClEvent done = launch<1>(device_.queue(), solve_kernel_, {static_cast<size_t>(spec_.voxels)}, {kLocal});
   if (profile_) profile_->add("glm solve", done);
   return done;

@@ -20,10 +20,10 @@ namespace rtf {
 
 struct DeviceGlmSpec {
   int64_t voxels = 0;
-  int columns = 0;                    // P
-  std::vector<GlmContrast> contrasts;  // t contrasts (1 row) and F contrasts (several rows), in output order
-  int constant_column = -1;           // the design's constant column, or -1 (the data are then not shifted)
-  int64_t max_volumes_per_call = 1;   // the most volumes one accumulate() may add
+  int columns = 0;                           // P
+  std::vector<GlmContrast> contrasts;        // t contrasts (1 row) and F contrasts (several rows), in output order
+  int constant_column = -1;                  // the design's constant column, or -1 (the data are then not shifted)
+  int64_t max_volumes_per_call = 1;          // the most volumes one accumulate() may add
   std::optional<std::vector<uint8_t>> mask;  // voxels (nonzero = fit); others get NaN outputs
 };
 

@@ -84,7 +84,8 @@ GlmModel make_glm_model_from_xtx(const Eigen::MatrixXd& xtx, Eigen::Index rows,
   const auto q = static_cast<Eigen::Index>(columns.size());
   Eigen::MatrixXd block(q, q);
   for (Eigen::Index a = 0; a < q; ++a) {
-    for (Eigen::Index b = 0; b < q; ++b) block(a, b) = xtx(columns[static_cast<size_t>(a)], columns[static_cast<size_t>(b)]);
+    for (Eigen::Index b = 0; b < q; ++b)
+      block(a, b) = xtx(columns[static_cast<size_t>(a)], columns[static_cast<size_t>(b)]);
   }
   const RankedEigen e = ranked_eigen(block);
   const Eigen::MatrixXd block_pinv = pinv_of(e), block_projector = row_space_projector(e);

@@ -66,8 +66,8 @@ ClEvent CumulativeGlm::update(const DeviceRingBuffer& ring, int64_t index) {
     throw std::invalid_argument(fmt::format("cumulative GLM: volume {} after volume {}", index, last_index_));
   }
   if (index >= spec_.design.x.rows()) {
-    throw std::out_of_range(fmt::format("cumulative GLM: volume {} beyond the design's {} volumes", index,
-                                        spec_.design.x.rows()));
+    throw std::out_of_range(
+        fmt::format("cumulative GLM: volume {} beyond the design's {} volumes", index, spec_.design.x.rows()));
   }
   if (!ring.contains(index)) throw std::out_of_range(fmt::format("cumulative GLM: volume {} not in the ring", index));
   const double rho = spec_.ar1;
@@ -82,8 +82,8 @@ ClEvent CumulativeGlm::update(const DeviceRingBuffer& ring, int64_t index) {
   ++count_;
   last_index_ = index;
   if (spec_.progressive_highpass_cutoff_s > 0.0) {
-    const auto allowed = static_cast<int64_t>(std::floor(2.0 * static_cast<double>(index + 1) * spec_.tr_s /
-                                                         spec_.progressive_highpass_cutoff_s));
+    const auto allowed = static_cast<int64_t>(
+        std::floor(2.0 * static_cast<double>(index + 1) * spec_.tr_s / spec_.progressive_highpass_cutoff_s));
     int64_t drift = 0;
     for (size_t j = 0; j < active_.size(); ++j) {
       if (spec_.design.columns[j].kind == DesignColumn::Kind::kDrift) active_[j] = ++drift <= allowed;
@@ -99,8 +99,8 @@ std::vector<GlmContrast> window_contrasts(const DesignMatrix& design, const std:
   std::vector<GlmContrast> out;
   for (const GlmContrast& c : contrasts) {
     if (c.weights.cols() != design.x.cols()) {
-      throw std::invalid_argument(fmt::format("contrast {}: {} weights for a design of {} columns", c.name,
-                                              c.weights.cols(), design.x.cols()));
+      throw std::invalid_argument(
+          fmt::format("contrast {}: {} weights for a design of {} columns", c.name, c.weights.cols(), design.x.cols()));
     }
     Eigen::MatrixXd w = Eigen::MatrixXd::Zero(c.weights.rows(), columns);
     Eigen::MatrixXd rest = c.weights;
@@ -109,8 +109,8 @@ std::vector<GlmContrast> window_contrasts(const DesignMatrix& design, const std:
       rest.col(kept_columns[k]).setZero();
     }
     if (rest.cwiseAbs().maxCoeff() > 0.0) {
-      throw std::invalid_argument(fmt::format(
-          "contrast {} weighs a drift or constant column, which the sliding-window GLM replaces", c.name));
+      throw std::invalid_argument(
+          fmt::format("contrast {} weighs a drift or constant column, which the sliding-window GLM replaces", c.name));
     }
     out.push_back({c.name, w});
   }
@@ -128,8 +128,8 @@ SlidingGlm::SlidingGlm(Device& device, int64_t voxels, LiveGlmSpec spec, int64_t
   check_rho(spec_.ar1);
   if (window < 2) throw std::invalid_argument("sliding GLM: the window needs at least 2 volumes");
   if (drift_order < 0 || drift_order > kMaxDetrendPolyOrder) {
-    throw std::invalid_argument(fmt::format("sliding GLM: drift order {} not in 0..{}", drift_order,
-                                            kMaxDetrendPolyOrder));
+    throw std::invalid_argument(
+        fmt::format("sliding GLM: drift order {} not in 0..{}", drift_order, kMaxDetrendPolyOrder));
   }
   for (Eigen::Index j : kept_columns_) names_.push_back(spec_.design.columns[static_cast<size_t>(j)].name);
   for (int k = 0; k <= drift_order; ++k) names_.push_back(fmt::format("window_poly_{}", k));
@@ -171,7 +171,8 @@ ClEvent SlidingGlm::update(const DeviceRingBuffer& ring, int64_t newest) {
     previous_row = row;
     previous_index = i;
   }
-  if (rows.empty()) throw std::out_of_range(fmt::format("sliding GLM: the ring holds no volume of {}..{}", first, newest));
+  if (rows.empty())
+    throw std::out_of_range(fmt::format("sliding GLM: the ring holds no volume of {}..{}", first, newest));
   Eigen::MatrixXd x(static_cast<Eigen::Index>(rows.size()), kept + drift_order_ + 1);
   for (size_t k = 0; k < rows.size(); ++k) x.row(static_cast<Eigen::Index>(k)) = rows[k];
   glm_.reset(ring.data(), slots_.front());

@@ -51,7 +51,7 @@ expect_ok "smooth output keeps the grid" '10 x 10 x 18 x 40' "$RTFMRI" info "$WO
 # and centre as the phantom's motion.par) match the truth within 0.1 mm and 0.1 degrees on this coarse 4 mm grid.
 TEMPLATE="$DATA/mricron/ch2bet.nii.gz"
 if [[ -f "$TEMPLATE" ]]; then
-  "$RTFMRI" sim phantom --out "$WORK/ph" --template "$TEMPLATE" --grid 44x52x36 --voxel 4 --volumes 6 --tr 2 \
+  "$RTFMRI" sim phantom --out "$WORK/ph" --template "$TEMPLATE" --grid 44x52x36 --voxel 4 --volumes 6 --tr 2 --block-on 4 --block-off 4 \
     --max-translation 2 --max-rotation 2 --seed 3 >/dev/null 2>&1
   expect_ok "mc on the phantom" 'mc: 6 volumes.*0 flagged' "$RTFMRI" mc "$WORK/ph/bold.nii.gz" --out "$WORK/mc"
   expect_ok "mc output keeps the grid" '44 x 52 x 36 x 6' "$RTFMRI" info "$WORK/mc.nii.gz"
@@ -69,8 +69,24 @@ PY
     fail "mc _fd.tsv/.1D row counts"
   expect_error "mc --ref beyond the series" 'volumes 0\.\.5' "$RTFMRI" mc "$WORK/ph/bold.nii.gz" --out "$WORK/o" --ref 9
   expect_error "mc --ref on another grid" 'grid' "$RTFMRI" mc "$WORK/ph/bold.nii.gz" --out "$WORK/o" --ref "$WORK/mask.nii.gz"
+  # GLM on the motion-corrected phantom with its events and the motion estimates as confounds.
+  expect_ok "glm on the phantom" 'task \(t\): max \|t\| [0-9.]+' "$RTFMRI" glm "$WORK/mc.nii.gz" --events "$WORK/ph/events.tsv" \
+    --contrast task=task --contrast "both=task; task" --confounds "$WORK/mc.par" --out "$WORK/glm"
+  expect_ok "glm writes the t map" '44 x 52 x 36 x 1' "$RTFMRI" info "$WORK/glm_contrast-task_stat-t.nii.gz"
+  expect_ok "glm writes one beta per column" '44 x 52 x 36 x 8' "$RTFMRI" info "$WORK/glm_beta.nii.gz"
+  [[ -f "$WORK/glm_contrast-both_stat-F.nii.gz" && $(head -1 "$WORK/glm_design.tsv") == task* ]] &&
+    pass "glm writes the F map and the design" || fail "glm F map or design.tsv"
+  expect_error "glm: unknown condition in a contrast" "unknown|houses" "$RTFMRI" glm "$WORK/mc.nii.gz" \
+    --events "$WORK/ph/events.tsv" --contrast faces=houses --out "$WORK/o"
+  printf 'onset\tduration\ttrial_type\nten\t5\ttask\n' > "$WORK/bad_events.tsv"
+  expect_error "glm: malformed events.tsv" 'bad_events\.tsv:2' "$RTFMRI" glm "$WORK/mc.nii.gz" \
+    --events "$WORK/bad_events.tsv" --contrast task=task --out "$WORK/o"
+  head -6 "$WORK/mc_fd.tsv" > "$WORK/short_fd.tsv"
+  expect_error "glm: confounds of the wrong length" '5 rows for a series of 6' "$RTFMRI" glm "$WORK/mc.nii.gz" \
+    --events "$WORK/ph/events.tsv" --contrast task=task --confounds "$WORK/short_fd.tsv" --confound-columns fd_mm \
+    --out "$WORK/o" --tr 2
 else
-  echo "skip: motion-correction checks ($TEMPLATE missing)"
+  echo "skip: motion-correction and GLM checks ($TEMPLATE missing)"
 fi
 
 # Bad input: clear messages, non-zero exit, no crash.

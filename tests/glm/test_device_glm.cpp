@@ -30,11 +30,11 @@ Problem make_problem(int64_t volumes, int64_t voxels, uint32_t seed, double rho 
   p.design = Eigen::MatrixXd::Zero(volumes, columns);
   for (int64_t t = 0; t < volumes; ++t) {
     const double tau = static_cast<double>(t) / static_cast<double>(volumes);
-    p.design(t, 0) = (t / 7) % 2 == 0 ? 1.0 : 0.0;         // block
-    p.design(t, 1) = std::sin(2 * M_PI * 3.3 * tau);         // oscillation
-    p.design(t, 2) = normal(rng);                            // confound
-    p.design(t, 3) = 2.0 * tau - 1.0;                        // linear drift
-    p.design(t, 4) = 1.0;                                    // constant
+    p.design(t, 0) = (t / 7) % 2 == 0 ? 1.0 : 0.0;    // block
+    p.design(t, 1) = std::sin(2 * M_PI * 3.3 * tau);  // oscillation
+    p.design(t, 2) = normal(rng);                     // confound
+    p.design(t, 3) = 2.0 * tau - 1.0;                 // linear drift
+    p.design(t, 4) = 1.0;                             // constant
   }
   p.data = Eigen::MatrixXd(volumes, voxels);
   for (int64_t v = 0; v < voxels; ++v) {
@@ -153,8 +153,8 @@ TEST(DeviceGlm, OneVolumeAtATimeInRingOrderWithAr1) {
   for (int64_t t = 0; t < volumes; ++t) {
     const int64_t slot = slot_of_time[static_cast<size_t>(t)];
     const int64_t prev = t > 0 ? slot_of_time[static_cast<size_t>(t - 1)] : -1;
-    glm.accumulate(series, std::span<const int64_t>(&slot, 1), std::span<const int64_t>(&prev, 1),
-                   whitened.row(t), rho);
+    glm.accumulate(series, std::span<const int64_t>(&slot, 1), std::span<const int64_t>(&prev, 1), whitened.row(t),
+                   rho);
   }
   poison(glm);
   glm.solve(make_glm_model(whitened, p.contrasts));

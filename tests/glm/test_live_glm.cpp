@@ -55,8 +55,8 @@ Eigen::MatrixXd make_data(const DesignMatrix& d, int64_t voxels, uint32_t seed, 
     for (int64_t t = 0; t < volumes; ++t) {
       e = rho * e + 10.0 * normal(rng);
       const double tau = static_cast<double>(t) / static_cast<double>(volumes);
-      data(t, v) = static_cast<double>(static_cast<float>(base + a * d.x(t, faces) + b * d.x(t, houses) +
-                                                          drift * std::sin(3.0 * tau) + e));
+      data(t, v) = static_cast<double>(
+          static_cast<float>(base + a * d.x(t, faces) + b * d.x(t, houses) + drift * std::sin(3.0 * tau) + e));
     }
   }
   return data;
@@ -126,10 +126,11 @@ void run_cumulative(double rho) {
         wb = std::max(wb, worst(row, ref.beta.row(j)));
       }
       const double wt = worst(glm.glm().t().read_all(q), ref.t), wf = worst(glm.glm().f().read_all(q), ref.f);
-      std::printf("cumulative rho %.2f after %lld volumes (%lld columns, rank %lld): worst relative t %.2e, F %.2e, "
-                  "task beta %.2e\n",
-                  rho, static_cast<long long>(t + 1), static_cast<long long>(design.x.cols()),
-                  static_cast<long long>(glm.model().rank), wt, wf, wb);
+      std::printf(
+          "cumulative rho %.2f after %lld volumes (%lld columns, rank %lld): worst relative t %.2e, F %.2e, "
+          "task beta %.2e\n",
+          rho, static_cast<long long>(t + 1), static_cast<long long>(design.x.cols()),
+          static_cast<long long>(glm.model().rank), wt, wf, wb);
       // The issue: at the last TR equal to the offline GLM within 1e-4 relative; held here at every checkpoint.
       EXPECT_LT(wt, 1e-4) << "t after " << t + 1;
       EXPECT_LT(wf, 1e-4) << "F after " << t + 1;
@@ -139,8 +140,12 @@ void run_cumulative(double rho) {
   EXPECT_EQ(glm.volumes(), volumes);
 }
 
-TEST(CumulativeGlm, TwoThousandVolumesStayEqualToTheReference) { run_cumulative(0.0); }
-TEST(CumulativeGlm, TwoThousandVolumesWithAr1) { run_cumulative(0.3); }
+TEST(CumulativeGlm, TwoThousandVolumesStayEqualToTheReference) {
+  run_cumulative(0.0);
+}
+TEST(CumulativeGlm, TwoThousandVolumesWithAr1) {
+  run_cumulative(0.3);
+}
 
 TEST(SlidingGlm, EachWindowEqualsTheReferenceAlsoWithAMissingVolume) {
   const int64_t volumes = 150, voxels = 71, window = 40;
