@@ -79,12 +79,12 @@ __kernel void glm_accumulate(__global const float* volumes, __global const int* 
 
 // Per voxel: beta = pinv X'y, sigma2 = (y'y - beta'X'y) / dof, contrasts, t, F. Undefined statistics (dof <= 0,
 // sigma2 <= 0, outside the mask) are NaN. NDRange: 1D over voxels.
-__kernel void glm_solve(__global const float* acc, __global const float* comp, const int voxels, __global const float* pinv,
-                        __global const float* shift, const float dof, __global const uchar* mask,
-                        const int use_mask, __global const float* tcon, __global const float* tvar,
-                        __global const float* fmat, __global const float* fmid, __global const int* fq,
-                        __global float* beta, __global float* sigma2, __global float* con, __global float* t,
-                        __global float* fstat) {
+__kernel void glm_solve(__global const float* acc, __global const float* comp, const int voxels,
+                        __global const float* pinv, __global const float* shift, const float dof,
+                        __global const uchar* mask, const int use_mask, __global const float* tcon,
+                        __global const float* tvar, __global const float* fmat, __global const float* fmid,
+                        __global const int* fq, __global float* beta, __global float* sigma2, __global float* con,
+                        __global float* t, __global float* fstat) {
   const int v = get_global_id(0);
   if (v >= voxels) return;
   const float nan_value = NAN;
