@@ -48,6 +48,33 @@ std::vector<Eigen::Index> task_and_confound_columns(const DesignMatrix& design) 
 
 }  // namespace
 
+void set_design_confounds(DesignMatrix& design, int64_t index, std::span<const double> values) {
+  if (index < 0 || index >= design.x.rows()) {
+    throw std::out_of_range(
+        fmt::format("GLM confounds: volume {} outside the design's {} rows", index, design.x.rows()));
+  }
+  size_t k = 0;
+  for (size_t j = 0; j < design.columns.size(); ++j) {
+    if (design.columns[j].kind != DesignColumn::Kind::kConfound) continue;
+    if (k >= values.size()) break;
+    design.x(index, static_cast<Eigen::Index>(j)) = values[k++];
+  }
+  size_t confounds = 0;
+  for (const auto& c : design.columns) confounds += c.kind == DesignColumn::Kind::kConfound ? 1 : 0;
+  if (values.size() != confounds) {
+    throw std::invalid_argument(
+        fmt::format("GLM confounds: {} values for a design with {} confound columns", values.size(), confounds));
+  }
+}
+
+void CumulativeGlm::set_confounds(int64_t index, std::span<const double> values) {
+  set_design_confounds(spec_.design, index, values);
+}
+
+void SlidingGlm::set_confounds(int64_t index, std::span<const double> values) {
+  set_design_confounds(spec_.design, index, values);
+}
+
 CumulativeGlm::CumulativeGlm(Device& device, int64_t voxels, LiveGlmSpec spec)
     : spec_(std::move(spec)),
       glm_(device, device_spec(voxels, spec_, static_cast<int>(spec_.design.x.cols()), spec_.contrasts,

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/design/design_matrix.hpp"
@@ -36,6 +37,11 @@ class CumulativeGlm {
  public:
   CumulativeGlm(Device& device, int64_t voxels, LiveGlmSpec spec);
 
+  // Sets the design's confound columns (kind kConfound, in order) of row `index`, e.g. the motion parameters the
+  // live motion stage just estimated for that volume. Call before update(index). Throws std::invalid_argument for
+  // the wrong number of values.
+  void set_confounds(int64_t index, std::span<const double> values);
+
   // Adds volume `index` (held by `ring`, after its upload has completed) and solves. Indices must increase; one
   // beyond the design's rows throws std::out_of_range. Returns the solve's event.
   ClEvent update(const DeviceRingBuffer& ring, int64_t index);
@@ -60,6 +66,9 @@ class SlidingGlm {
   // `window` W >= 2; the ring must hold at least W volumes.
   SlidingGlm(Device& device, int64_t voxels, LiveGlmSpec spec, int64_t window, int drift_order = 1);
 
+  // As CumulativeGlm::set_confounds.
+  void set_confounds(int64_t index, std::span<const double> values);
+
   // Fits the volumes newest-W+1 .. newest that `ring` holds. Returns the solve's event.
   ClEvent update(const DeviceRingBuffer& ring, int64_t newest);
 
@@ -80,6 +89,9 @@ class SlidingGlm {
   GlmModel model_;
   std::vector<int64_t> slots_, prev_;
 };
+
+// Writes `values` into the confound columns of row `index` of `design` (shared by both GLMs).
+void set_design_confounds(DesignMatrix& design, int64_t index, std::span<const double> values);
 
 // Contrasts over the run design mapped onto the sliding window's columns (kept columns, then the window's
 // polynomials, which no contrast may weigh). Throws std::invalid_argument naming a contrast that weighs a drift or

@@ -19,7 +19,8 @@ Image map_image(const ImageHeader& grid, int64_t volumes, const std::vector<floa
   h.source_type = DataType::kFloat32;
   const auto voxels = static_cast<size_t>(grid.voxels_per_volume());
   const auto begin = data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(first_volume) * voxels);
-  return Image(h, std::vector<float>(begin, begin + static_cast<std::ptrdiff_t>(static_cast<size_t>(volumes) * voxels)));
+  return Image(h,
+               std::vector<float>(begin, begin + static_cast<std::ptrdiff_t>(static_cast<size_t>(volumes) * voxels)));
 }
 
 }  // namespace

@@ -15,8 +15,8 @@ namespace rtf {
 
 struct SeriesGlmResult {
   GlmModel model;
-  Image beta;    // one volume per design column
-  Image sigma2;  // residual variance
+  Image beta;                   // one volume per design column
+  Image sigma2;                 // residual variance
   std::vector<Image> contrast;  // per t contrast: its estimate c'beta
   std::vector<Image> t;         // per t contrast
   std::vector<Image> f;         // per F contrast

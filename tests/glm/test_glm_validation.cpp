@@ -33,7 +33,8 @@ TEST(GlmValidation, RealBoldMatchesDoubleReference) {
   options.derivatives = HrfDerivatives::kTemporal;
   options.highpass_cutoff_s = 40.0;
   const DesignMatrix design = build_design_matrix(events, options);
-  Eigen::MatrixXd task = Eigen::MatrixXd::Zero(1, design.x.cols()), diff = task, f = Eigen::MatrixXd::Zero(2, design.x.cols());
+  Eigen::MatrixXd task = Eigen::MatrixXd::Zero(1, design.x.cols()), diff = task,
+                  f = Eigen::MatrixXd::Zero(2, design.x.cols());
   task(0, *design.find("task")) = 1.0;
   diff(0, *design.find("task")) = 1.0;
   diff(0, *design.find("cue")) = -1.0;
@@ -130,8 +131,8 @@ TEST(GlmValidation, PhantomActivationIsDetectedWithFewFalsePositives) {
               static_cast<long long>(active_detected), static_cast<long long>(active), 100 * coverage,
               static_cast<long long>(outside_detected), static_cast<long long>(outside), 100 * false_rate);
   ASSERT_GT(active, 50);
-  EXPECT_GE(coverage, 0.9);      // "cover the activated region": at least 90% of its voxels
-  EXPECT_LE(false_rate, 0.05);   // the bound
+  EXPECT_GE(coverage, 0.9);     // "cover the activated region": at least 90% of its voxels
+  EXPECT_LE(false_rate, 0.05);  // the bound
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // the reference on each window (with its own Legendre drift), also with a volume missing; bad use is refused.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <random>
 
@@ -193,6 +194,48 @@ TEST(SlidingGlm, EachWindowEqualsTheReferenceAlsoWithAMissingVolume) {
     EXPECT_LT(wf, 1e-5) << "window ending at " << t;
   }
   EXPECT_EQ(glm.column_names().back(), "window_poly_1");
+}
+
+// Motion parameters arrive one volume at a time: set_confounds() fills the design's confound rows before each
+// update, and the result equals the offline fit with the complete confound columns.
+TEST(CumulativeGlm, ConfoundsSetPerVolumeEqualTheOfflineDesign) {
+  const int64_t volumes = 90, voxels = 37;
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<double> normal;
+  Eigen::MatrixXd motion(volumes, 2);
+  for (auto& m : motion.reshaped()) m = normal(rng);
+  std::vector<Event> events;
+  for (double onset = 10.0; onset < 90.0; onset += 40.0) {
+    events.push_back({onset, 20.0, (static_cast<int>(onset) / 40) % 2 == 0 ? "faces" : "houses", std::nullopt});
+  }
+  DesignOptions options;
+  options.tr_s = 1.0;
+  options.n_scans = volumes;
+  options.confounds = motion;
+  options.confound_names = {"trans_x", "rot_x"};
+  options.demean_confounds = false;
+  const DesignMatrix with_motion = build_design_matrix(events, options);
+  DesignMatrix placeholder = with_motion;  // what the live server knows at the start: zeros
+  for (size_t j = 0; j < placeholder.columns.size(); ++j) {
+    if (placeholder.columns[j].kind == DesignColumn::Kind::kConfound)
+      placeholder.x.col(static_cast<Eigen::Index>(j)).setZero();
+  }
+  const auto contrasts = contrasts_for(with_motion);
+  const Eigen::MatrixXd data = make_data(with_motion, voxels, std::random_device{}(), 0.0);
+  DeviceRingBuffer ring(test::test_device(), voxels, 4);
+  CumulativeGlm glm(test::test_device(), voxels, {placeholder, contrasts, 0.0, std::nullopt});
+  for (int64_t t = 0; t < volumes; ++t) {
+    push(ring, t, data);
+    const std::array<double, 2> row{motion(t, 0), motion(t, 1)};
+    glm.set_confounds(t, row);
+    glm.update(ring, t);
+  }
+  const auto ref = reference::fit_glm(data, with_motion.x, contrasts);
+  const double wt = worst(glm.glm().t().read_all(test::test_device().queue()), ref.t);
+  std::printf("confounds set per volume: worst relative t %.2e\n", wt);
+  EXPECT_LT(wt, 1e-5);  // as the batch GLM
+  const std::array<double, 1> one{0.0};
+  EXPECT_THROW(glm.set_confounds(3, one), std::invalid_argument);
 }
 
 TEST(LiveGlm, BadUseIsRefused) {
