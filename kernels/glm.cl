@@ -14,7 +14,9 @@
 //            with zero rows; fq int [F] says how many are used)
 //   beta     float [P][V]; sigma2 float [V]; con, t float [K][V]; fstat float [F][V]
 // Compile-time defines: P (columns), K (t contrasts, may be 0), NF (F contrasts, may be 0), Q (max rows of an F
-// contrast), CONST_COL (index of the constant column, -1 for none: the shift is then 0).
+// contrast), CONST_COL (index of the constant column, -1 for none: the shift is then 0), COMPENSATED (1: Kahan sums;
+// 0: plain float sums, ~10x less accurate), TABLES_SPACE (__constant when slots, prev and rows fit the constant
+// cache, which broadcasts them to every work-item; else __global).
 
 // The small per-voxel solve runs in double where the device has it (NVIDIA, PoCL), else in float: the accumulators
 // are read as sum - compensation and pinv arrives as hi + lo float pairs, so double keeps ~1e-10 of their precision.
@@ -40,6 +42,12 @@ typedef float real;
 #ifndef CONST_COL
 #define CONST_COL -1
 #endif
+#ifndef COMPENSATED
+#define COMPENSATED 1
+#endif
+#ifndef TABLES_SPACE
+#define TABLES_SPACE __global
+#endif
 
 // acc[t][v] += value with Kahan compensation (comp holds the running low-order error).
 inline void kahan_add(float* sum, float* c, float value) {
@@ -50,8 +58,8 @@ inline void kahan_add(float* sum, float* c, float value) {
 }
 
 // Adds `count` volumes to the accumulators. NDRange: 1D over voxels.
-__kernel void glm_accumulate(__global const float* volumes, __global const int* slots, __global const int* prev,
-                             __global const float* rows, const int count, const int voxels, const float rho,
+__kernel void glm_accumulate(__global const float* volumes, TABLES_SPACE const int* slots, TABLES_SPACE const int* prev,
+                             TABLES_SPACE const float* rows, const int count, const int voxels, const float rho,
                              const float first_scale, __global const float* shift, __global float* acc,
                              __global float* comp) {
   const int v = get_global_id(0);
@@ -67,9 +75,14 @@ __kernel void glm_accumulate(__global const float* volumes, __global const int* 
     const int p = prev[k];
     // AR(1) prewhitening (rho = 0: plain OLS): y_t - rho y_(t-1), or sqrt(1 - rho^2) y_t at the start of a series.
     const float w = p >= 0 ? y - rho * (volumes[(size_t)p * voxels + v] - sh) : first_scale * y;
-    __global const float* x = rows + (size_t)k * P;
+    TABLES_SPACE const float* x = rows + (size_t)k * P;
+#if COMPENSATED
     for (int j = 0; j < P; ++j) kahan_add(&s[j], &c[j], x[j] * w);
     kahan_add(&s[P], &c[P], w * w);
+#else
+    for (int j = 0; j < P; ++j) s[j] += x[j] * w;
+    s[P] += w * w;
+#endif
   }
   for (int j = 0; j <= P; ++j) {
     acc[(size_t)j * voxels + v] = s[j];

@@ -70,9 +70,15 @@ DeviceGlm::DeviceGlm(Device& device, DeviceGlmSpec spec) : device_(device), spec
   con_ = DeviceBuffer<float>(device, static_cast<size_t>(std::max(t_count_, 1)) * v);
   t_ = DeviceBuffer<float>(device, static_cast<size_t>(std::max(t_count_, 1)) * v);
   f_ = DeviceBuffer<float>(device, static_cast<size_t>(std::max(f_count_, 1)) * v);
-  const std::vector<std::string> defines{fmt::format("P={}", p), fmt::format("K={}", t_count_),
-                                         fmt::format("NF={}", f_count_), fmt::format("Q={}", f_rows_),
-                                         fmt::format("CONST_COL={}", spec_.constant_column)};
+  // The per-call tables (slots, prev, rows) go to the constant cache when they fit in 32 KiB (OpenCL guarantees 64).
+  const size_t table_bytes = max_count * (2 * sizeof(cl_int) + static_cast<size_t>(p) * sizeof(float));
+  const std::vector<std::string> defines{fmt::format("P={}", p),
+                                         fmt::format("K={}", t_count_),
+                                         fmt::format("NF={}", f_count_),
+                                         fmt::format("Q={}", f_rows_),
+                                         fmt::format("CONST_COL={}", spec_.constant_column),
+                                         fmt::format("COMPENSATED={}", spec_.compensated ? 1 : 0),
+                                         table_bytes <= 32768 ? "TABLES_SPACE=__constant" : "TABLES_SPACE=__global"};
   accumulate_kernel_ = device.kernel(kSource, "glm_accumulate", defines);
   solve_kernel_ = device.kernel(kSource, "glm_solve", defines);
   // Contrast weights never change: upload once.

@@ -25,6 +25,9 @@ struct DeviceGlmSpec {
   int constant_column = -1;                  // the design's constant column, or -1 (the data are then not shifted)
   int64_t max_volumes_per_call = 1;          // the most volumes one accumulate() may add
   std::optional<std::vector<uint8_t>> mask;  // voxels (nonzero = fit); others get NaN outputs
+  // Kahan-compensated accumulators. Off, plain float sums of shifted data are ~10x less accurate (t within 7.5e-6
+  // instead of 1e-6 relative over 40 volumes, measured): every GLM here keeps them on; the option is for benchmarks.
+  bool compensated = true;
 };
 
 class DeviceGlm {

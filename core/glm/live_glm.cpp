@@ -20,8 +20,9 @@ int constant_column(const DesignMatrix& design) {
 }
 
 DeviceGlmSpec device_spec(int64_t voxels, const LiveGlmSpec& spec, int columns,
-                          const std::vector<GlmContrast>& contrasts, int constant, int64_t per_call) {
+                          const std::vector<GlmContrast>& contrasts, int constant, int64_t per_call, bool compensated) {
   DeviceGlmSpec d;
+  d.compensated = compensated;
   d.voxels = voxels;
   d.columns = columns;
   d.contrasts = contrasts;
@@ -78,7 +79,7 @@ void SlidingGlm::set_confounds(int64_t index, std::span<const double> values) {
 CumulativeGlm::CumulativeGlm(Device& device, int64_t voxels, LiveGlmSpec spec)
     : spec_(std::move(spec)),
       glm_(device, device_spec(voxels, spec_, static_cast<int>(spec_.design.x.cols()), spec_.contrasts,
-                               constant_column(spec_.design), 1)),
+                               constant_column(spec_.design), 1, true)),
       xtx_(Eigen::MatrixXd::Zero(spec_.design.x.cols(), spec_.design.x.cols())) {
   check_rho(spec_.ar1);
   if (spec_.design.x.rows() < 1) throw std::invalid_argument("cumulative GLM: empty design");
@@ -151,7 +152,7 @@ SlidingGlm::SlidingGlm(Device& device, int64_t voxels, LiveGlmSpec spec, int64_t
       kept_columns_(task_and_confound_columns(spec_.design)),
       glm_(device, device_spec(voxels, spec_, static_cast<int>(kept_columns_.size()) + drift_order + 1,
                                window_contrasts(spec_.design, spec_.contrasts, kept_columns_, drift_order),
-                               static_cast<int>(kept_columns_.size()), window)) {
+                               static_cast<int>(kept_columns_.size()), window, true)) {
   check_rho(spec_.ar1);
   if (window < 2) throw std::invalid_argument("sliding GLM: the window needs at least 2 volumes");
   if (drift_order < 0 || drift_order > kMaxDetrendPolyOrder) {
