@@ -64,14 +64,15 @@ std::vector<rtf::GlmContrast> make_contrasts(const rtf::DesignMatrix& d) {
   };
   Eigen::MatrixXd f(4, d.x.cols());
   f << row({{"a", 1}}), row({{"b", 1}}), row({{"c", 1}}), row({{"d", 1}});
-  return {{"a-b", row({{"a", 1}, {"b", -1}})}, {"c-d", row({{"c", 1}, {"d", -1}})}, {"a", row({{"a", 1}})},
-          {"effects", f}};
+  return {
+      {"a-b", row({{"a", 1}, {"b", -1}})}, {"c-d", row({{"c", 1}, {"d", -1}})}, {"a", row({{"a", 1}})}, {"effects", f}};
 }
 
 nlohmann::json stages_per_update(const rtf::KernelProfile& profile, int updates) {
   nlohmann::json s = nlohmann::json::object();
   for (const auto& [stage, total] : profile.total_ms()) {
-    s[stage] = {{"ms_per_update", total / updates}, {"launches_per_update", profile.launches().at(stage) / double(updates)}};
+    s[stage] = {{"ms_per_update", total / updates},
+                {"launches_per_update", profile.launches().at(stage) / double(updates)}};
   }
   return s;
 }

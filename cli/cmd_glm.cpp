@@ -130,14 +130,9 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
   }
   fmt::print("glm: {} volumes, {} columns (rank {}), {} residual dof{}\n", bold.nt(), design.x.cols(), r.model.rank,
              r.model.dof, c.ar1 != 0.0 ? fmt::format(", AR(1) {}", c.ar1) : "");
-  nlohmann::json summary{{"bold", c.bold},
-                         {"events", c.events},
-                         {"tr_s", options.tr_s},
-                         {"columns", design.names()},
-                         {"rank", r.model.rank},
-                         {"dof", r.model.dof},
-                         {"ar1", c.ar1},
-                         {"contrasts", nlohmann::json::array()}};
+  nlohmann::json summary{
+      {"bold", c.bold},       {"events", c.events}, {"tr_s", options.tr_s}, {"columns", design.names()},
+      {"rank", r.model.rank}, {"dof", r.model.dof}, {"ar1", c.ar1},         {"contrasts", nlohmann::json::array()}};
   size_t kt = 0, kf = 0;
   for (const GlmContrast& con : contrasts) {
     const std::string base = c.out + "_contrast-" + file_safe(con.name);
@@ -148,7 +143,8 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
       write_nifti(base + "_stat-t.nii.gz", r.t[kt]);
       const auto [above, peak] = summarize(r.t[kt], c.threshold, true);
       fmt::print("  {} (t): max |t| {:.2f}, {} voxels with |t| > {}\n", con.name, peak, above, c.threshold);
-      entry.update({{"type", "t"}, {"max_abs_t", peak}, {"voxels_above", above}, {"estimable", bool(r.model.t_estimable[kt])}});
+      entry.update(
+          {{"type", "t"}, {"max_abs_t", peak}, {"voxels_above", above}, {"estimable", bool(r.model.t_estimable[kt])}});
       ++kt;
     } else {
       write_nifti(base + "_stat-F.nii.gz", r.f[kf]);
@@ -188,7 +184,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--poly", c->poly, "Legendre drift of this order instead of the DCT")->check(CLI::Range(0, 10));
-  cmd->add_option("--microtime-onset", c->microtime_onset, "SPM's fMRI_T0 (1..16): the bin at which regressors are sampled")
+  cmd->add_option("--microtime-onset", c->microtime_onset,
+                  "SPM's fMRI_T0 (1..16): the bin at which regressors are sampled")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
   cmd->add_option("--confounds", c->confounds, "Extra regressors: FSL .par, rtfmri _fd.tsv or a tsv with a header")
