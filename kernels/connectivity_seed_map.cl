@@ -29,26 +29,37 @@ __kernel void seed_window_map(__global const float* restrict data, __global cons
                               __global float* restrict z_out) {
   const int v = get_global_id(0);
   if (v >= NVOX) return;
+  // The shift: the voxel's and the seed's values at the window's first volume where both are finite (normally the
+  // first volume; the loop exits at once).
   float x_ref = 0.0f;
   float2 s_ref = (float2)(0.0f, 0.0f);
+  for (int k = 0; k < n; ++k) {
+    const int slot = slots[k];
+    const float x = data[(size_t)slot * NVOX + v];
+    const float2 s = seed[slot];
+    if (isfinite(x) && isfinite(s.x)) {
+      x_ref = x;
+      s_ref = s;
+      break;
+    }
+  }
+  // Branch-free accumulation (work-items vectorise on CPU devices, no divergence on GPUs): a pair with a non-finite
+  // value adds zeros and is not counted.
   float sx = 0.0f, ss = 0.0f, sxx = 0.0f, sss = 0.0f, sxs = 0.0f;
   int count = 0;
   for (int k = 0; k < n; ++k) {
     const int slot = slots[k];
     const float x = data[(size_t)slot * NVOX + v];
     const float2 s = seed[slot];
-    if (!(isfinite(x) && isfinite(s.x))) continue;
-    if (count == 0) {
-      x_ref = x;
-      s_ref = s;
-    }
-    const float dx = x - x_ref, ds = hilo_difference(s, s_ref);
+    const int ok = isfinite(x) && isfinite(s.x);
+    const float dx = ok ? x - x_ref : 0.0f;
+    const float ds = ok ? hilo_difference(s, s_ref) : 0.0f;
     sx += dx;
     ss += ds;
     sxx = fma(dx, dx, sxx);
     sss = fma(ds, ds, sss);
     sxs = fma(dx, ds, sxs);
-    ++count;
+    count += ok;
   }
   const float r = pearson_from_sums((float)count, sx, ss, sxx, sss, sxs);
   r_out[v] = r;
@@ -79,26 +90,30 @@ __kernel void seed_cumulative_map(__global const float* restrict data, const ulo
   float n = PLANE(2);
   float2 sx = load_pair(state, 3, v), ss = load_pair(state, 5, v), sxx = load_pair(state, 7, v),
          sss = load_pair(state, 9, v), sxs = load_pair(state, 11, v);
-  if (isfinite(x) && isfinite(s.x)) {
-    if (n == 0.0f) {
-      PLANE(0) = x;
-      PLANE(1) = s.x;
-      PLANE(13) = s.y;
-    }
-    const float dx = x - PLANE(0), ds = hilo_difference(s, (float2)(PLANE(1), PLANE(13)));
-    n += 1.0f;
-    sx = csum_add(sx, dx);
-    ss = csum_add(ss, ds);
-    sxx = csum_add_product(sxx, dx, dx);
-    sss = csum_add_product(sss, ds, ds);
-    sxs = csum_add_product(sxs, dx, ds);
-    PLANE(2) = n;
-    store_pair(state, 3, v, sx);
-    store_pair(state, 5, v, ss);
-    store_pair(state, 7, v, sxx);
-    store_pair(state, 9, v, sss);
-    store_pair(state, 11, v, sxs);
+  // Branch-free update: a non-finite pair adds zeros (TwoSum of +0 leaves a pair unchanged) and does not count.
+  const int ok = isfinite(x) && isfinite(s.x);
+  const int first = ok && n == 0.0f;
+  if (first) {
+    PLANE(0) = x;
+    PLANE(1) = s.x;
+    PLANE(13) = s.y;
   }
+  const float x_ref = first ? x : PLANE(0);
+  const float2 s_ref = first ? s : (float2)(PLANE(1), PLANE(13));
+  const float dx = ok ? x - x_ref : 0.0f;
+  const float ds = ok ? hilo_difference(s, s_ref) : 0.0f;
+  n += ok ? 1.0f : 0.0f;
+  sx = csum_add(sx, dx);
+  ss = csum_add(ss, ds);
+  sxx = csum_add_product(sxx, dx, dx);
+  sss = csum_add_product(sss, ds, ds);
+  sxs = csum_add_product(sxs, dx, ds);
+  PLANE(2) = n;
+  store_pair(state, 3, v, sx);
+  store_pair(state, 5, v, ss);
+  store_pair(state, 7, v, sxx);
+  store_pair(state, 9, v, sss);
+  store_pair(state, 11, v, sxs);
   const float r =
       pearson_from_sums(n, csum_value(sx), csum_value(ss), csum_value(sxx), csum_value(sss), csum_value(sxs));
   r_out[v] = r;

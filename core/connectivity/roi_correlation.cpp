@@ -16,6 +16,7 @@ namespace rtf {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kDiagonalZ = fisher_z(1.0);
 
 int64_t checked_rois(const RoiSet& rois) {
   if (rois.size() < 1) throw std::invalid_argument("roi correlation: no regions");
@@ -59,6 +60,12 @@ RoiCorrelation::RoiCorrelation(Device& device, const RoiSet& rois, int64_t slots
   sum_.setZero(p);
   deviation_.setZero(p);
   cross_.setZero(p, p);
+  inv_sd_.setZero(p);
+  tri_r_.setZero(p * (p - 1) / 2 + 1);
+  tri_z_.setZero(p * (p - 1) / 2 + 1);
+  staging_.resize(static_cast<size_t>(w * r));
+  window_.reserve(static_cast<size_t>(w));
+  fetched_.reserve(static_cast<size_t>(w));
 }
 
 void RoiCorrelation::set_profile(KernelProfile* profile) {
@@ -77,6 +84,13 @@ void RoiCorrelation::reset_cumulative() {
 
 void RoiCorrelation::update(const DeviceBuffer<float>& data, std::span<const int64_t> slots_in_time_order,
                             int64_t newest_slot, const ClEvent* after) {
+  enqueue(data, slots_in_time_order, newest_slot, after);
+  finish();
+}
+
+void RoiCorrelation::enqueue(const DeviceBuffer<float>& data, std::span<const int64_t> slots_in_time_order,
+                             int64_t newest_slot, const ClEvent* after) {
+  if (pending_) throw std::logic_error("roi correlation: enqueue() twice without finish()");
   const auto window =
       checked_window("roi correlation", slots_in_time_order, newest_slot, slots_, options_.window, seen_);
   if (static_cast<int64_t>(data.size()) < slots_ * means_.voxels()) {
@@ -85,21 +99,46 @@ void RoiCorrelation::update(const DeviceBuffer<float>& data, std::span<const int
                     slots_, means_.voxels(), slots_ * means_.voxels()));
   }
   enqueue_wait(device_.queue(), after);
-  const int64_t r = means_.rois();
-  read_ms_ = 0.0;
+  const auto r = static_cast<size_t>(means_.rois());
+  window_.assign(window.begin(), window.end());
+  fetched_.clear();
   slot_valid_[static_cast<size_t>(newest_slot)] = 0;
   for (int64_t slot : options_.sliding ? window : window.last(1)) {
     if (slot_valid_[static_cast<size_t>(slot)]) continue;
     means_.enqueue(data, slot);
-    const auto t_read = std::chrono::steady_clock::now();
-    means_.read(slot, std::span<double>(host_means_.data() + slot * r, static_cast<size_t>(r)));
-    read_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_read).count();
-    slot_valid_[static_cast<size_t>(slot)] = 1;
+    // Non-blocking read into this update's staging row; finish() waits for the last one (in-order queue).
+    RTF_CL_CHECK(clEnqueueReadBuffer(device_.queue(), means_.means().get(), CL_FALSE,
+                                     static_cast<size_t>(slot) * r * sizeof(cl_float2), r * sizeof(cl_float2),
+                                     staging_.data() + fetched_.size() * r, 0, nullptr, read_done_.out()));
+    fetched_.push_back(slot);
+  }
+  RTF_CL_CHECK(clFlush(device_.queue()));
+  pending_newest_ = newest_slot;
+  pending_ = true;
+}
+
+void RoiCorrelation::finish() {
+  if (!pending_) throw std::logic_error("roi correlation: finish() without enqueue()");
+  pending_ = false;
+  const auto t_read = std::chrono::steady_clock::now();
+  if (!fetched_.empty()) {
+    cl_event e = read_done_.get();
+    RTF_CL_CHECK(clWaitForEvents(1, &e));
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const std::span<const double> newest(host_means_.data() + newest_slot * r, static_cast<size_t>(r));
+  read_ms_ = std::chrono::duration<double, std::milli>(t0 - t_read).count();
+  const int64_t r = means_.rois();
+  for (size_t k = 0; k < fetched_.size(); ++k) {
+    double* row = host_means_.data() + fetched_[k] * r;
+    for (int64_t c = 0; c < r; ++c) {
+      const cl_float2 m = staging_[k * static_cast<size_t>(r) + static_cast<size_t>(c)];
+      row[c] = static_cast<double>(m.s[0]) + static_cast<double>(m.s[1]);
+    }
+    slot_valid_[static_cast<size_t>(fetched_[k])] = 1;
+  }
+  const std::span<const double> newest(host_means_.data() + pending_newest_ * r, static_cast<size_t>(r));
   std::copy(newest.begin(), newest.end(), newest_.begin());
-  if (options_.sliding) compute_sliding(window);
+  if (options_.sliding) compute_sliding(window_);
   if (options_.cumulative) add_cumulative(newest);
   host_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -121,14 +160,12 @@ void RoiCorrelation::compute_sliding(std::span<const int64_t> window) {
     if (finite) ++used;
   }
   sliding_used_ = used;
-  // Exact two-pass centring in double, then the lower triangle of the centred cross-product matrix.
-  for (Eigen::Index i = 0; i < p; ++i) {
-    auto col = centred_.col(i).head(used);
-    if (used > 0) col.array() -= col.mean();
-  }
-  for (Eigen::Index i = 0; i < p; ++i) {
-    for (Eigen::Index j = 0; j <= i; ++j) cov_(i, j) = centred_.col(i).head(used).dot(centred_.col(j).head(used));
-  }
+  // Exact two-pass centring in double, then the lower triangle of the centred cross-product matrix as one symmetric
+  // rank-`used` update (Eigen's blocked, vectorised SYRK; its packing buffers, ~90 KB at P = 116, W = 100, live on the
+  // stack below Eigen's 128 KB limit).
+  if (used > 0) centred_.topRows(used).rowwise() -= centred_.topRows(used).colwise().mean();
+  cov_.triangularView<Eigen::Lower>().setZero();
+  cov_.selfadjointView<Eigen::Lower>().rankUpdate(centred_.topRows(used).transpose());
   write_matrices(cov_, used >= 2, sliding_r_, sliding_z_);
 }
 
@@ -158,20 +195,34 @@ void RoiCorrelation::add_cumulative(std::span<const double> row) {
   write_matrices(cov_, cumulative_n_ >= 2, cumulative_r_, cumulative_z_);
 }
 
-void RoiCorrelation::write_matrices(const Eigen::MatrixXd& c, bool defined, Eigen::MatrixXd& r,
-                                    Eigen::MatrixXd& z) const {
+void RoiCorrelation::write_matrices(const Eigen::MatrixXd& c, bool defined, Eigen::MatrixXd& r, Eigen::MatrixXd& z) {
   const auto p = static_cast<Eigen::Index>(present_.size());
+  // 1 / sqrt(c_ii) once per region (NaN for a constant region, or fewer than 2 volumes: NaN spreads to its row).
+  for (Eigen::Index i = 0; i < p; ++i) inv_sd_[i] = (defined && c(i, i) > 0.0) ? 1.0 / std::sqrt(c(i, i)) : kNaN;
+  // r of the strict lower triangle, packed, clamped to [-1, 1]; then Fisher z of the packed values at once,
+  // vectorised: atanh(r) = log((1 + r) / (1 - r)) / 2 with |r| clamped as in fisher_z(). Selects keep NaN (min/max
+  // would not).
+  Eigen::Index k = 0;
+  for (Eigen::Index i = 0; i < p; ++i) {
+    for (Eigen::Index j = 0; j < i; ++j) tri_r_[k++] = c(i, j) * inv_sd_[i] * inv_sd_[j];
+  }
+  auto packed_r = tri_r_.head(k);
+  packed_r = (packed_r > 1.0).select(1.0, (packed_r < -1.0).select(-1.0, packed_r));
+  const auto clamped =
+      (packed_r > kMaxAbsCorrelation)
+          .select(kMaxAbsCorrelation, (packed_r < -kMaxAbsCorrelation).select(-kMaxAbsCorrelation, packed_r));
+  tri_z_.head(k) = 0.5 * ((1.0 + clamped) / (1.0 - clamped)).log();
+  k = 0;
   for (Eigen::Index i = 0; i < p; ++i) {
     const Eigen::Index ri = present_[static_cast<size_t>(i)];
-    for (Eigen::Index j = 0; j <= i; ++j) {
+    for (Eigen::Index j = 0; j < i; ++j, ++k) {
       const Eigen::Index rj = present_[static_cast<size_t>(j)];
-      double value = kNaN;
-      if (defined && c(i, i) > 0.0 && c(j, j) > 0.0) {
-        value = i == j ? 1.0 : std::clamp(c(i, j) / std::sqrt(c(i, i) * c(j, j)), -1.0, 1.0);
-      }
-      r(ri, rj) = r(rj, ri) = value;
-      z(ri, rj) = z(rj, ri) = fisher_z(value);
+      r(ri, rj) = r(rj, ri) = tri_r_[k];
+      z(ri, rj) = z(rj, ri) = tri_z_[k];
     }
+    const bool varies = !std::isnan(inv_sd_[i]);
+    r(ri, ri) = varies ? 1.0 : kNaN;
+    z(ri, ri) = varies ? kDiagonalZ : kNaN;
   }
 }
 

@@ -37,6 +37,13 @@ class RoiCorrelation {
   void update(const DeviceBuffer<float>& data, std::span<const int64_t> slots_in_time_order, int64_t newest_slot,
               const ClEvent* after = nullptr);
 
+  // update() in two halves, so that the host work overlaps other device work: enqueue() launches the ROI means and
+  // their non-blocking read-back; finish() waits for it and computes the matrices on the host. Call them alternately
+  // (std::logic_error otherwise); between them, enqueue the next stages (e.g. SeedCorrelation::update).
+  void enqueue(const DeviceBuffer<float>& data, std::span<const int64_t> slots_in_time_order, int64_t newest_slot,
+               const ClEvent* after = nullptr);
+  void finish();
+
   // Starts the cumulative sums afresh (a new run).
   void reset_cumulative();
 
@@ -55,7 +62,7 @@ class RoiCorrelation {
   int64_t cumulative_volumes() const { return cumulative_n_; }
   int64_t skipped_volumes() const { return skipped_; }  // left out of the cumulative sums (non-finite means)
   double last_host_ms() const { return host_ms_; }      // host time of the last update's matrices
-  double last_read_ms() const { return read_ms_; }      // time blocked reading the means (queue drain + copy)
+  double last_read_ms() const { return read_ms_; }      // time finish() waited for the means to arrive
   const RoiSet& rois() const { return rois_; }
   const RoiTimeseries& timeseries() const { return means_; }
   const ConnectivityOptions& options() const { return options_; }
@@ -67,7 +74,7 @@ class RoiCorrelation {
   void compute_sliding(std::span<const int64_t> window);
   void add_cumulative(std::span<const double> row);
   // Writes r and z of the present regions from the covariance-like matrix c (lower triangle, present x present).
-  void write_matrices(const Eigen::MatrixXd& c, bool defined, Eigen::MatrixXd& r, Eigen::MatrixXd& z) const;
+  void write_matrices(const Eigen::MatrixXd& c, bool defined, Eigen::MatrixXd& r, Eigen::MatrixXd& z);
 
   Device& device_;
   RoiSet rois_;
@@ -78,8 +85,16 @@ class RoiCorrelation {
   std::vector<uint8_t> slot_valid_;  // per slot: its means are on the host
   std::vector<uint8_t> seen_;        // checked_window scratch
   std::vector<double> host_means_;   // [slot][R]
-  std::vector<double> newest_;       // R
-  Eigen::MatrixXd window_means_;     // [W][R], the top window_rows_ rows in use
+  std::vector<cl_float2> staging_;   // [W][R] (hi, lo) means read back by enqueue()
+  std::vector<int64_t> window_;      // the pending update's window slots
+  std::vector<int64_t> fetched_;     // the slots whose means the pending update reads back
+  ClEvent read_done_;
+  int64_t pending_newest_ = -1;
+  bool pending_ = false;
+  Eigen::ArrayXd inv_sd_;         // [P] 1 / sqrt of the diagonal
+  Eigen::ArrayXd tri_r_, tri_z_;  // packed strict lower triangles
+  std::vector<double> newest_;    // R
+  Eigen::MatrixXd window_means_;  // [W][R], the top window_rows_ rows in use
   int64_t window_rows_ = 0;
   Eigen::MatrixXd centred_;  // [W][P]: the window's valid rows, present regions, centred
   Eigen::MatrixXd cov_;      // [P][P], lower triangle
