@@ -298,6 +298,11 @@ TEST(RoiCorrelation, RejectsBadInput) {
   EXPECT_THROW(corr.update(data, std::vector<int64_t>{3, 2}, 3), std::invalid_argument);
   DeviceBuffer<float> small(dev, 210);
   EXPECT_THROW(corr.update(small, std::vector<int64_t>{0}, 0), std::invalid_argument);
+  // A rejected call leaves the object usable.
+  data.fill(dev.queue(), 1.0f);
+  corr.update(data, std::vector<int64_t>{0, 1}, 1);
+  EXPECT_EQ(corr.cumulative_volumes(), 1);
+  EXPECT_EQ(corr.sliding_volumes(), 2);
   // The series helper refuses a ROI set of another grid.
   const Image bold = test::make_series({.dims = {7, 6, 6}, .volumes = 6, .seed = 1});
   EXPECT_THROW(roi_correlation_series(dev, bold, rois, {.window = 5}), std::invalid_argument);
