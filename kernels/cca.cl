@@ -11,7 +11,8 @@
 //                               sums then carry the fluctuations instead of the ~1000 baseline of fMRI signals
 //   xmom         [3][NVOX]      x pass: sum_i k_p(i) in(x+i), p = 0, 1, 2 (Gaussian times (u/sigma)^p)
 //   xymom        [6][NVOX]      VOLUMETRIC only, y pass: moments (p,q) in the order 00 10 01 20 02 11
-//   responses    [slot][NFILT][NVOX]   filter responses of the cached volumes; a volume's block starts at `out_offset`
+//   responses    [slot][NFILT][NVOXP]  filter responses of the cached volumes (NVOXP = NVOX rounded up to VEC voxels,
+//                               the padding is zero); a volume's block starts at `out_offset`
 //   window_slot  int [n]        cache slot of the window's j-th volume (any order: CCA does not depend on it)
 //   window_z     [n][NTEMP], then [NTEMP]: the window's temporal basis rows, centred and whitened by the host
 //                (sum_j z_j z_j^T = I), then row 0 of Lx^-T (the first basis column's weight, SIGNED only)
@@ -21,11 +22,13 @@
 //                               (M_ab = sum_r g(r) r_a r_b / sigma^2 * in(v + r))
 // Compile-time defines: NX NY NZ (grid), RX RY RZ (filter radii in voxels), NFILT (spatial filters: 4 or 7),
 // NTEMP (temporal basis columns, 1..4), VOLUMETRIC (3D filters: a z pass; otherwise in-plane filters),
-// SIGNED (map carries the sign of the first temporal column's weight), PIVOT_EPS, JACOBI_SWEEPS.
+// SIGNED (map carries the sign of the first temporal column's weight), VEC (voxels per work-item in the solve: 1 or
+// a vector width), PIVOT_EPS, JACOBI_SWEEPS.
 // Samples outside the volume are zero (zero padding). The host keeps every index below 2^31 except the cache
 // offsets, which are 64-bit.
 
 #define NVOX (NX * NY * NZ)
+#define NVOXP (((NVOX + VEC - 1) / VEC) * VEC)  // per-filter stride in `responses`: whole VEC-voxel groups
 #define NMOM 7
 #define TAP(t, R, p, i) t[(p) * (2 * (R) + 1) + (i) + (R)]
 
@@ -36,7 +39,7 @@ inline void write_responses(__global float* restrict out, const ulong base, cons
     float r = 0.0f;
 #pragma unroll
     for (int i = 0; i < NMOM; ++i) r = fma(coef[k * NMOM + i], m[i], r);
-    out[base + (ulong)k * NVOX + v] = r;
+    out[base + (ulong)k * NVOXP + v] = r;
   }
 }
 
@@ -149,116 +152,120 @@ __kernel void cca_moments_z(__global const float* restrict xymom, __global float
 }
 #endif
 
-// Largest eigenvalue and its unit eigenvector of the symmetric NTEMP x NTEMP matrix m (destroyed).
-inline float top_eigen(float m[NTEMP][NTEMP], float u[NTEMP]) {
+// The solve works on VEC voxels per work-item: VEC = 1 on GPUs (one voxel per work-item), the native vector width on
+// CPU devices (explicit floatN arithmetic: PoCL does not vectorise across work-items around the kernel's inner
+// loops; 8x faster measured). Every decision is a per-lane select, so both forms run the same branch-free code.
+#if VEC == 1
+typedef float real;
+typedef int mask_t;
+#define VLOAD(p) (*(p))
+#else
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+typedef CAT(float, VEC) real;
+typedef CAT(int, VEC) mask_t;
+#define VLOAD(p) CAT(vload, VEC)(0, (p))
+#endif
+
+// Largest eigenvalue and its unit eigenvector of the symmetric NTEMP x NTEMP matrix m (destroyed), per lane.
+inline real top_eigen(real m[NTEMP][NTEMP], real u[NTEMP]) {
 #if NTEMP == 1
-  u[0] = 1.0f;
+  u[0] = (real)(1.0f);
   return m[0][0];
 #elif NTEMP == 2
-  const float a = m[0][0], b = m[0][1], d = m[1][1];
-  const float hd = 0.5f * (a - d);
-  const float lambda = 0.5f * (a + d) + sqrt(hd * hd + b * b);
+  const real a = m[0][0], b = m[0][1], d = m[1][1];
+  const real hd = 0.5f * (a - d);
+  const real lambda = 0.5f * (a + d) + sqrt(hd * hd + b * b);
   // Two expressions of the eigenvector; the longer one is the better conditioned.
-  float v0 = b, v1 = lambda - a;
-  const float w0 = lambda - d, w1 = b;
-  if (w0 * w0 + w1 * w1 > v0 * v0 + v1 * v1) {
-    v0 = w0;
-    v1 = w1;
-  }
-  const float norm2 = v0 * v0 + v1 * v1;
-  if (norm2 > 0.0f) {
-    const float inv = rsqrt(norm2);
-    u[0] = v0 * inv;
-    u[1] = v1 * inv;
-  } else {  // a multiple of the identity: any vector
-    u[0] = 1.0f;
-    u[1] = 0.0f;
-  }
+  const real w0 = lambda - d, v1 = lambda - a;
+  const mask_t second = w0 * w0 + b * b > b * b + v1 * v1;
+  const real e0 = select(b, w0, second), e1 = select(v1, b, second);
+  const real norm2 = e0 * e0 + e1 * e1;
+  const mask_t zero = norm2 <= 0.0f;  // a multiple of the identity: any vector
+  const real inv = rsqrt(select(norm2, (real)(1.0f), zero));
+  u[0] = select(e0 * inv, (real)(1.0f), zero);
+  u[1] = select(e1 * inv, (real)(0.0f), zero);
   return lambda;
 #else
   // Cyclic Jacobi: JACOBI_SWEEPS sweeps of plane rotations (quadratic convergence; 6 sweeps reach float precision
   // for NTEMP <= 4). Columns of e are the eigenvectors.
-  float e[NTEMP][NTEMP];
+  real e[NTEMP][NTEMP];
 #pragma unroll
   for (int i = 0; i < NTEMP; ++i) {
 #pragma unroll
-    for (int j = 0; j < NTEMP; ++j) e[i][j] = i == j ? 1.0f : 0.0f;
+    for (int j = 0; j < NTEMP; ++j) e[i][j] = (real)(i == j ? 1.0f : 0.0f);
   }
   for (int sweep = 0; sweep < JACOBI_SWEEPS; ++sweep) {
 #pragma unroll
     for (int p = 0; p < NTEMP - 1; ++p) {
 #pragma unroll
       for (int q = p + 1; q < NTEMP; ++q) {
-        const float apq = m[p][q];
-        if (fabs(apq) > 1e-30f) {
-          const float theta = (m[q][q] - m[p][p]) / (2.0f * apq);
-          const float t = copysign(1.0f, theta) / (fabs(theta) + sqrt(theta * theta + 1.0f));
-          const float c = rsqrt(t * t + 1.0f), s = t * c;
+        const real apq = m[p][q];
+        const mask_t skip = fabs(apq) <= 1e-30f;  // already diagonal in this plane: no rotation
+        const real theta = (m[q][q] - m[p][p]) / (2.0f * select(apq, (real)(1.0f), skip));
+        const real t =
+            select(copysign((real)(1.0f), theta) / (fabs(theta) + sqrt(theta * theta + 1.0f)), (real)(0.0f), skip);
+        const real c = rsqrt(t * t + 1.0f), s = t * c;
 #pragma unroll
-          for (int k = 0; k < NTEMP; ++k) {  // columns p, q
-            const float mkp = m[k][p], mkq = m[k][q];
-            m[k][p] = c * mkp - s * mkq;
-            m[k][q] = s * mkp + c * mkq;
-          }
+        for (int k = 0; k < NTEMP; ++k) {  // columns p, q
+          const real mkp = m[k][p], mkq = m[k][q];
+          m[k][p] = c * mkp - s * mkq;
+          m[k][q] = s * mkp + c * mkq;
+        }
 #pragma unroll
-          for (int k = 0; k < NTEMP; ++k) {  // rows p, q
-            const float mpk = m[p][k], mqk = m[q][k];
-            m[p][k] = c * mpk - s * mqk;
-            m[q][k] = s * mpk + c * mqk;
-          }
+        for (int k = 0; k < NTEMP; ++k) {  // rows p, q
+          const real mpk = m[p][k], mqk = m[q][k];
+          m[p][k] = c * mpk - s * mqk;
+          m[q][k] = s * mpk + c * mqk;
+        }
 #pragma unroll
-          for (int k = 0; k < NTEMP; ++k) {
-            const float ekp = e[k][p], ekq = e[k][q];
-            e[k][p] = c * ekp - s * ekq;
-            e[k][q] = s * ekp + c * ekq;
-          }
+        for (int k = 0; k < NTEMP; ++k) {
+          const real ekp = e[k][p], ekq = e[k][q];
+          e[k][p] = c * ekp - s * ekq;
+          e[k][q] = s * ekp + c * ekq;
         }
       }
     }
   }
-  int best = 0;
+  real lambda = m[0][0];
 #pragma unroll
-  for (int i = 1; i < NTEMP; ++i) best = m[i][i] > m[best][best] ? i : best;
-  float lambda = m[0][0];
+  for (int k = 0; k < NTEMP; ++k) u[k] = e[k][0];
 #pragma unroll
-  for (int i = 0; i < NTEMP; ++i) {
-    if (i == best) lambda = m[i][i];
-  }
+  for (int i = 1; i < NTEMP; ++i) {
+    const mask_t larger = m[i][i] > lambda;
+    lambda = select(lambda, m[i][i], larger);
 #pragma unroll
-  for (int k = 0; k < NTEMP; ++k) {
-    float ek = e[k][0];
-#pragma unroll
-    for (int i = 1; i < NTEMP; ++i) ek = i == best ? e[k][i] : ek;
-    u[k] = ek;
+    for (int k = 0; k < NTEMP; ++k) u[k] = select(u[k], e[k][i], larger);
   }
   return lambda;
 #endif
 }
 
-// Per voxel: covariances over the window's n volumes, then the restricted CCA. NDRange (NVOX).
+// Per VEC voxels: covariances over the window's n volumes, then the restricted CCA. NDRange (NVOXP / VEC).
 __kernel void cca_solve(__global const float* restrict responses, __global const int* restrict window_slot,
                         __global const float* restrict window_z, const int n, __global float* restrict map) {
-  const int v = get_global_id(0);
+  const int v = get_global_id(0) * VEC;
   if (v >= NVOX) return;
 
-  // Sums of the responses shifted by the window's first sample (keeps the float sums of squares well conditioned:
-  // fMRI signals sit on a large baseline), of their products, and of their products with the whitened basis.
-  float shift[NFILT], sy[NFILT], syy[NFILT][NFILT], syz[NFILT][NTEMP];
-  const ulong first = (ulong)window_slot[0] * (NFILT * NVOX) + v;
+  // Sums of the responses shifted by the window's first sample (keeps the float sums of squares well conditioned),
+  // of their products, and of their products with the whitened basis.
+  real shift[NFILT], sy[NFILT], syy[NFILT][NFILT], syz[NFILT][NTEMP];
+  const ulong first = (ulong)window_slot[0] * (NFILT * NVOXP) + v;
 #pragma unroll
   for (int a = 0; a < NFILT; ++a) {
-    shift[a] = responses[first + (ulong)a * NVOX];
-    sy[a] = 0.0f;
+    shift[a] = VLOAD(responses + first + (ulong)a * NVOXP);
+    sy[a] = (real)(0.0f);
 #pragma unroll
-    for (int b = 0; b < NFILT; ++b) syy[a][b] = 0.0f;
+    for (int b = 0; b < NFILT; ++b) syy[a][b] = (real)(0.0f);
 #pragma unroll
-    for (int t = 0; t < NTEMP; ++t) syz[a][t] = 0.0f;
+    for (int t = 0; t < NTEMP; ++t) syz[a][t] = (real)(0.0f);
   }
   for (int j = 0; j < n; ++j) {
-    const ulong base = (ulong)window_slot[j] * (NFILT * NVOX) + v;
-    float y[NFILT], zt[NTEMP];
+    const ulong base = (ulong)window_slot[j] * (NFILT * NVOXP) + v;
+    real y[NFILT];
+    float zt[NTEMP];
 #pragma unroll
-    for (int a = 0; a < NFILT; ++a) y[a] = responses[base + (ulong)a * NVOX] - shift[a];
+    for (int a = 0; a < NFILT; ++a) y[a] = VLOAD(responses + base + (ulong)a * NVOXP) - shift[a];
 #pragma unroll
     for (int t = 0; t < NTEMP; ++t) zt[t] = window_z[j * NTEMP + t];
 #pragma unroll
@@ -267,28 +274,24 @@ __kernel void cca_solve(__global const float* restrict responses, __global const
 #pragma unroll
       for (int b = 0; b <= a; ++b) syy[a][b] = fma(y[a], y[b], syy[a][b]);
 #pragma unroll
-      for (int t = 0; t < NTEMP; ++t) syz[a][t] = fma(y[a], zt[t], syz[a][t]);
+      for (int t = 0; t < NTEMP; ++t) syz[a][t] = fma(y[a], (real)(zt[t]), syz[a][t]);
     }
   }
 
   // Correlation matrix of the responses (unit diagonal) and their covariance with the whitened basis, scaled alike.
-  // A response with no variance over the window (relative to its mean square) leaves the voxel at 0.
+  // A response with no variance over the window (relative to its mean square) sets the voxel to 0.
   const float inv_n = 1.0f / (float)n;
-  float d[NFILT];
-  bool degenerate = false;
+  real d[NFILT];
+  mask_t degenerate = (real)(0.0f) > (real)(1.0f);  // all false
 #pragma unroll
   for (int a = 0; a < NFILT; ++a) {
-    const float ss = syy[a][a] - sy[a] * sy[a] * inv_n;  // sum of squared deviations
-    const float mean = shift[a] + sy[a] * inv_n;
-    const float var = ss * inv_n;
-    degenerate = degenerate || !(var > 1e-12f * (mean * mean + var));
+    const real ss = syy[a][a] - sy[a] * sy[a] * inv_n;  // sum of squared deviations
+    const real mean = shift[a] + sy[a] * inv_n;
+    const real var = ss * inv_n;
+    degenerate |= !(var > 1e-12f * (mean * mean + var));
     d[a] = rsqrt(fmax(ss, 1e-30f));
   }
-  if (degenerate) {
-    map[v] = 0.0f;
-    return;
-  }
-  float r[NFILT][NFILT], q[NFILT][NTEMP];
+  real r[NFILT][NFILT], q[NFILT][NTEMP];
 #pragma unroll
   for (int a = 0; a < NFILT; ++a) {
 #pragma unroll
@@ -304,77 +307,88 @@ __kernel void cca_solve(__global const float* restrict responses, __global const
 
   // Restricted CCA: the maximum over filter subsets P whose unconstrained optimum has spatial weights of one sign
   // (all > 0, or all < 0, which flips with the temporal weights). Excluded filters become identity rows with no
-  // covariance, so every subset runs the same unrolled NFILT x NFILT code (no divergence between work-items).
-  float best = 0.0f, best_sign = 1.0f;
+  // covariance, so every subset runs the same unrolled NFILT x NFILT code; the mask is the same for every lane.
+  real best = (real)(0.0f), best_sign = (real)(1.0f);
   for (int mask = 1; mask < (1 << NFILT); ++mask) {
-    float l[NFILT][NFILT];
-    bool ok = true;
+    real l[NFILT][NFILT];
+    mask_t ok = (real)(1.0f) > (real)(0.0f);  // all true
 #pragma unroll
     for (int i = 0; i < NFILT; ++i) {
       const bool in_i = (mask >> i) & 1;
 #pragma unroll
       for (int j = 0; j <= i; ++j) {
         const bool in_j = (mask >> j) & 1;
-        float s = (in_i && in_j) ? r[i][j] : (i == j ? 1.0f : 0.0f);
+        real s = (in_i && in_j) ? r[i][j] : (real)(i == j ? 1.0f : 0.0f);
 #pragma unroll
         for (int k = 0; k < j; ++k) s = fma(-l[i][k], l[j][k], s);
         if (i == j) {
-          ok = ok && s > PIVOT_EPS;  // (near-)collinear responses: the smaller subsets cover this one
+          ok &= s > PIVOT_EPS;  // (near-)collinear responses: the smaller subsets cover this one
           l[i][i] = sqrt(fmax(s, PIVOT_EPS));
         } else {
           l[i][j] = s / l[j][j];
         }
       }
     }
-    float f[NFILT][NTEMP];  // L^-1 Q (rows of excluded filters are 0)
+    real f[NFILT][NTEMP];  // L^-1 Q (rows of excluded filters are 0)
 #pragma unroll
     for (int i = 0; i < NFILT; ++i) {
       const bool in_i = (mask >> i) & 1;
 #pragma unroll
       for (int t = 0; t < NTEMP; ++t) {
-        float s = in_i ? q[i][t] : 0.0f;
+        real s = in_i ? q[i][t] : (real)(0.0f);
 #pragma unroll
         for (int k = 0; k < i; ++k) s = fma(-l[i][k], f[k][t], s);
         f[i][t] = s / l[i][i];
       }
     }
-    float m[NTEMP][NTEMP];  // F^T F: its largest eigenvalue is the subset's squared canonical correlation
+    real m[NTEMP][NTEMP];  // F^T F: its largest eigenvalue is the subset's squared canonical correlation
 #pragma unroll
     for (int t = 0; t < NTEMP; ++t) {
 #pragma unroll
       for (int u = 0; u <= t; ++u) {
-        float s = 0.0f;
+        real s = (real)(0.0f);
 #pragma unroll
         for (int i = 0; i < NFILT; ++i) s = fma(f[i][t], f[i][u], s);
         m[t][u] = s;
         m[u][t] = s;
       }
     }
-    float u[NTEMP];
-    const float lambda = top_eigen(m, u);
-    float w[NFILT];  // spatial weights L^-T F u (in units of each response's standard deviation)
-    bool positive = true, negative = true;
+    real u[NTEMP];
+    const real lambda = top_eigen(m, u);
+    real w[NFILT];  // spatial weights L^-T F u (in units of each response's standard deviation)
+    mask_t positive = ok, negative = ok;
 #pragma unroll
     for (int i = NFILT - 1; i >= 0; --i) {
-      float s = 0.0f;
+      real s = (real)(0.0f);
 #pragma unroll
       for (int t = 0; t < NTEMP; ++t) s = fma(f[i][t], u[t], s);
 #pragma unroll
       for (int k = i + 1; k < NFILT; ++k) s = fma(-l[k][i], w[k], s);
       w[i] = s / l[i][i];
-      const bool in_i = (mask >> i) & 1;
-      positive = positive && (!in_i || w[i] > 0.0f);
-      negative = negative && (!in_i || w[i] < 0.0f);
+      if ((mask >> i) & 1) {
+        positive &= w[i] > 0.0f;
+        negative &= w[i] < 0.0f;
+      }
     }
-    if (ok && (positive || negative) && lambda > best) {
-      best = lambda;
+    const mask_t better = (positive | negative) & (lambda > best);
+    best = select(best, lambda, better);
 #ifdef SIGNED
-      float b0 = 0.0f;  // weight of the first basis column, spatial weights made non-negative
+    real b0 = (real)(0.0f);  // weight of the first basis column, spatial weights made non-negative
 #pragma unroll
-      for (int t = 0; t < NTEMP; ++t) b0 = fma(r0[t], u[t], b0);
-      best_sign = (negative ? -b0 : b0) < 0.0f ? -1.0f : 1.0f;
+    for (int t = 0; t < NTEMP; ++t) b0 = fma((real)(r0[t]), u[t], b0);
+    b0 = select(b0, -b0, negative);
+    best_sign = select(best_sign, select((real)(1.0f), (real)(-1.0f), b0 < 0.0f), better);
 #endif
-    }
   }
-  map[v] = best_sign * sqrt(clamp(best, 0.0f, 1.0f));
+  const real rho = select(best_sign * sqrt(clamp(best, 0.0f, 1.0f)), (real)(0.0f), degenerate);
+#if VEC == 1
+  map[v] = rho;
+#else
+  float out[VEC];
+  CAT(vstore, VEC)(rho, 0, out);
+#pragma unroll
+  for (int lane = 0; lane < VEC; ++lane) {
+    if (v + lane < NVOX) map[v + lane] = out[lane];
+  }
+#endif
 }

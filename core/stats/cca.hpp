@@ -32,6 +32,9 @@ struct CcaSpec {
   // false: the map is the canonical correlation in [0, 1]. true: times the sign of the first temporal basis column's
   // weight (with the spatial weights non-negative), e.g. positive where the response follows a task regressor.
   bool signed_map = false;
+  // Voxels per work-item of the per-voxel solve: 0 = automatic (1 on GPUs; the native float vector width, 4 to 16, as
+  // floatN arithmetic on CPU devices), else 1, 2, 4, 8 or 16 (tests run every form on any device).
+  int vector_width = 0;
 };
 
 // The temporal basis of a run: row i is the basis at volume index i.
@@ -105,6 +108,7 @@ class SlidingCca {
   int spatial_filters() const { return filters_; }
   int temporal_columns() const { return columns_; }
   int64_t window() const { return window_; }
+  int vector_width() const { return vec_; }  // voxels per work-item of the solve
   int64_t minimum_volumes() const { return filters_ + columns_ + 1; }
   const CcaFilterBank& filter_bank() const { return bank_; }
   const CcaSpec& spec() const { return spec_; }
@@ -128,6 +132,8 @@ class SlidingCca {
   CcaFilterBank bank_;
   int filters_;
   int columns_;
+  int vec_;        // voxels per work-item of the solve (1 on GPUs, a vector width on CPU devices)
+  size_t padded_;  // voxels rounded up to vec_: the per-filter stride of responses_
   ClKernel baseline_kernel_, moments_x_, moments_y_, moments_z_, solve_;
   std::array<DeviceBuffer<float>, 3> taps_;
   DeviceBuffer<float> coef_;

@@ -117,6 +117,7 @@ struct Case {
   CcaFilters filters;
   int regressors;  // 0: sine/cosine basis, else this many random regressor columns
   bool signed_map;
+  int vector_width;  // voxels per work-item of the solve: 1 = the GPU form, > 1 = the CPU (floatN) form
 };
 
 class CcaTest : public ::testing::TestWithParam<Case> {};
@@ -133,6 +134,7 @@ TEST_P(CcaTest, LiveRingMatchesReferenceAndOfflineSeries) {
   CcaSpec spec;
   spec.filters = c.filters;
   spec.signed_map = c.signed_map;
+  spec.vector_width = c.vector_width;
   Device& dev = test::test_device();
   SlidingCca cca(dev, h, c.window, basis, spec);
   DeviceRingBuffer ring(dev, h.voxels_per_volume(), c.window);
@@ -169,10 +171,45 @@ TEST_P(CcaTest, LiveRingMatchesReferenceAndOfflineSeries) {
 INSTANTIATE_TEST_SUITE_P(
     OddGrids, CcaTest,
     ::testing::Values(
-        Case{"planar_sine", {17, 13, 11}, {2.0, 2.5, 3.3}, 23, 31, CcaFilters::kPlanar, 0, false},
-        Case{"volumetric_3regressors_signed", {17, 13, 11}, {2.0, 2.5, 3.3}, 23, 29, CcaFilters::kVolumetric, 3, true},
-        Case{"planar_1regressor_signed", {9, 21, 5}, {3.0, 3.0, 4.0}, 13, 20, CcaFilters::kPlanar, 1, true},
-        Case{"volumetric_4regressors", {11, 7, 9}, {2.5, 2.5, 2.5}, 19, 24, CcaFilters::kVolumetric, 4, false}),
+        Case{"planar_sine_gpu_form", {17, 13, 11}, {2.0, 2.5, 3.3}, 23, 31, CcaFilters::kPlanar, 0, false, 1},
+        Case{"planar_sine_float8", {17, 13, 11}, {2.0, 2.5, 3.3}, 23, 31, CcaFilters::kPlanar, 0, false, 8},
+        Case{"volumetric_3regressors_signed_gpu_form",
+             {17, 13, 11},
+             {2.0, 2.5, 3.3},
+             23,
+             29,
+             CcaFilters::kVolumetric,
+             3,
+             true,
+             1},
+        Case{"volumetric_3regressors_signed_float8",
+             {17, 13, 11},
+             {2.0, 2.5, 3.3},
+             23,
+             29,
+             CcaFilters::kVolumetric,
+             3,
+             true,
+             8},
+        Case{"planar_1regressor_signed_float4", {9, 21, 5}, {3.0, 3.0, 4.0}, 13, 20, CcaFilters::kPlanar, 1, true, 4},
+        Case{"volumetric_4regressors_gpu_form",
+             {11, 7, 9},
+             {2.5, 2.5, 2.5},
+             19,
+             24,
+             CcaFilters::kVolumetric,
+             4,
+             false,
+             1},
+        Case{"volumetric_4regressors_float16",
+             {11, 7, 9},
+             {2.5, 2.5, 2.5},
+             19,
+             24,
+             CcaFilters::kVolumetric,
+             4,
+             false,
+             16}),
     [](const auto& param_info) { return param_info.param.name; });
 
 TEST(Cca, SeparableFiltersEqualExplicitKernels) {
@@ -473,6 +510,9 @@ TEST(Cca, BadInputGivesClearErrors) {
   bad.fwhm_mm = 0.0;
   expect_invalid([&] { SlidingCca(dev, h, 12, sine, bad); }, "FWHM");
   expect_invalid([&] { SlidingCca(dev, grid({0, 6, 5}, {3, 3, 3}, 12), 12, sine); }, "dimension");
+  bad = CcaSpec{};
+  bad.vector_width = 3;
+  expect_invalid([&] { SlidingCca(dev, h, 12, sine, bad); }, "vector width");
 
   SlidingCca cca(dev, h, 12, sine);
   const auto nvox = static_cast<size_t>(h.voxels_per_volume());
