@@ -21,8 +21,9 @@
 
 namespace rtf {
 
-// The spatial basis: kPlanar = Friman's 2D set in each slice (isotropic + 3 filters oriented at 0, 60, 120 degrees in
-// the x-y plane); kVolumetric = the 3D extension (isotropic + 6 filters along the icosahedron's six axes).
+// The spatial basis (shapes in docs/algorithms/cca.md): kPlanar = a 2D set in each slice as in Friman et al. 2003 and
+// Eklund et al. 2012 (isotropic + 3 filters oriented at 0, 60, 120 degrees in the x-y plane); kVolumetric = the 3D
+// extension (isotropic + 6 filters along the icosahedron's six axes).
 enum class CcaFilters { kPlanar, kVolumetric };
 
 struct CcaSpec {
