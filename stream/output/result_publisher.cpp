@@ -37,8 +37,8 @@ void ResultPublisher::publish(nlohmann::json header, const std::vector<ResultFra
                        (frames.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore) | zmq::send_flags::dontwait)
                  .has_value();
   for (size_t i = 0; ok && i < frames.size(); ++i) {
-    const auto flags = (i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none) |
-                       zmq::send_flags::dontwait;
+    const auto flags =
+        (i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none) | zmq::send_flags::dontwait;
     ok = socket_.send(zmq::const_buffer(frames[i].bytes.data(), frames[i].bytes.size()), flags).has_value();
   }
   if (!ok) ++dropped_;

@@ -18,8 +18,8 @@ namespace rtf::stream {
 inline constexpr const char* kResultTopic = "rtfmri.tr";
 
 struct ResultFrame {
-  std::string name;   // e.g. "t_map"
-  std::string dtype;  // "float32"
+  std::string name;            // e.g. "t_map"
+  std::string dtype;           // "float32"
   std::vector<int64_t> shape;  // e.g. {nx, ny, nz}: x fastest in memory
   std::span<const std::byte> bytes;
 };

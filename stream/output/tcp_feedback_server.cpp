@@ -4,12 +4,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
-
-#include <boost/asio.hpp>
 #include <deque>
 #include <mutex>
 #include <set>
+
+#include "stream/output/asio.hpp"
 
 namespace rtf::stream {
 
@@ -129,7 +128,9 @@ TcpFeedbackServer::TcpFeedbackServer(TcpFeedbackOptions options) : impl_(std::ma
   impl_->thread = std::thread([this] { impl_->io.run(); });
 }
 
-TcpFeedbackServer::~TcpFeedbackServer() { stop(); }
+TcpFeedbackServer::~TcpFeedbackServer() {
+  stop();
+}
 
 void TcpFeedbackServer::publish(std::string line) {
   if (impl_->stopped) return;

@@ -20,10 +20,10 @@ struct TcpFeedbackOptions {
 };
 
 struct TcpFeedbackCounters {
-  int64_t connections = 0;     // accepted so far
-  int64_t clients = 0;         // connected now
+  int64_t connections = 0;  // accepted so far
+  int64_t clients = 0;      // connected now
   int64_t lines_published = 0;
-  int64_t lines_dropped = 0;   // over all clients: queue full
+  int64_t lines_dropped = 0;  // over all clients: queue full
   int64_t disconnects = 0;
 };
 

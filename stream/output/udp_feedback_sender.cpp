@@ -3,11 +3,10 @@
 
 #include <fmt/format.h>
 
-#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
-
-#include <boost/asio.hpp>
 #include <charconv>
 #include <stdexcept>
+
+#include "stream/output/asio.hpp"
 
 namespace rtf::stream {
 
