@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/device/launch.hpp"
+#include "core/device/vector_width.hpp"
 
 namespace rtf {
 
@@ -45,6 +46,10 @@ DeviceGlm::DeviceGlm(Device& device, DeviceGlmSpec spec) : device_(device), spec
       ++t_count_;
     }
   }
+  vec_ = spec_.vector_width > 0 ? spec_.vector_width : preferred_vector_width(device);
+  if (vec_ != 1 && vec_ != 2 && vec_ != 4 && vec_ != 8 && vec_ != 16) {
+    throw std::invalid_argument(fmt::format("GLM: vector width {} (0, 1, 2, 4, 8 or 16)", spec_.vector_width));
+  }
   const auto v = static_cast<size_t>(spec_.voxels);
   const auto terms = static_cast<size_t>(p + 1);
   acc_ = DeviceBuffer<float>(device, terms * v);
@@ -78,7 +83,8 @@ DeviceGlm::DeviceGlm(Device& device, DeviceGlmSpec spec) : device_(device), spec
                                          fmt::format("Q={}", f_rows_),
                                          fmt::format("CONST_COL={}", spec_.constant_column),
                                          fmt::format("COMPENSATED={}", spec_.compensated ? 1 : 0),
-                                         table_bytes <= 32768 ? "TABLES_SPACE=__constant" : "TABLES_SPACE=__global"};
+                                         table_bytes <= 32768 ? "TABLES_SPACE=__constant" : "TABLES_SPACE=__global",
+                                         fmt::format("VEC={}", vec_)};
   accumulate_kernel_ = device.kernel(kSource, "glm_accumulate", defines);
   solve_kernel_ = device.kernel(kSource, "glm_solve", defines);
   // Contrast weights never change: upload once.
@@ -87,6 +93,14 @@ DeviceGlm::DeviceGlm(Device& device, DeviceGlmSpec spec) : device_(device), spec
     for (int j = 0; j < p; ++j) host_tcon_.push_back(static_cast<float>(c.weights(0, j)));
   }
   if (!host_tcon_.empty()) tcon_.write(device.queue(), host_tcon_);
+}
+
+size_t DeviceGlm::work_items() const {
+  return (static_cast<size_t>(spec_.voxels) + static_cast<size_t>(vec_) - 1) / static_cast<size_t>(vec_);
+}
+
+size_t DeviceGlm::local_size() const {
+  return vec_ > 1 ? size_t{8} : kLocal;  // CPU devices: small groups of vector work-items
 }
 
 void DeviceGlm::wait_for_uploads() {
@@ -150,8 +164,8 @@ void DeviceGlm::accumulate(const DeviceBuffer<float>& volumes, std::span<const i
   const auto r = static_cast<float>(rho);
   const auto first_scale = static_cast<float>(std::sqrt(1.0 - rho * rho));
   set_args(accumulate_kernel_, volumes, slots_, prev_, rows_, n, voxels, r, first_scale, shift_, acc_, comp_);
-  ClEvent done = launch<1>(device_.queue(), accumulate_kernel_, {static_cast<size_t>(spec_.voxels)}, {kLocal}, {},
-                           profile_mode(profile_));
+  ClEvent done =
+      launch<1>(device_.queue(), accumulate_kernel_, {work_items()}, {local_size()}, {}, profile_mode(profile_));
   if (profile_) profile_->add("glm accumulate", done);
 }
 
@@ -203,7 +217,7 @@ ClEvent DeviceGlm::solve(const GlmModel& model) {
   const int use_mask = spec_.mask ? 1 : 0;
   set_args(solve_kernel_, acc_, comp_, voxels, pinv_, shift_, dof, mask_, use_mask, tcon_, tvar_, fmat_, fmid_, fq_,
            beta_, sigma2_, con_, t_, f_);
-  ClEvent done = launch<1>(device_.queue(), solve_kernel_, {static_cast<size_t>(spec_.voxels)}, {kLocal});
+  ClEvent done = launch<1>(device_.queue(), solve_kernel_, {work_items()}, {local_size()});
   if (profile_) profile_->add("glm solve", done);
   return done;
 }

@@ -28,6 +28,7 @@ struct DeviceGlmSpec {
   // Kahan-compensated accumulators. Off, plain float sums of shifted data are ~10x less accurate (t within 7.5e-6
   // instead of 1e-6 relative over 40 volumes, measured): every GLM here keeps them on; the option is for benchmarks.
   bool compensated = true;
+  int vector_width = 0;  // voxels per work-item: 0 = preferred_vector_width (1 on GPUs), else 1, 2, 4, 8 or 16
 };
 
 class DeviceGlm {
@@ -52,6 +53,7 @@ class DeviceGlm {
 
   const DeviceGlmSpec& spec() const { return spec_; }
   int t_contrasts() const { return t_count_; }
+  int vector_width() const { return vec_; }
   int f_contrasts() const { return f_count_; }
   const DeviceBuffer<float>& beta() const { return beta_; }      // [P][V]
   const DeviceBuffer<float>& sigma2() const { return sigma2_; }  // [V]
@@ -62,10 +64,13 @@ class DeviceGlm {
  private:
   // Waits until the previous non-blocking uploads have read their host arrays.
   void wait_for_uploads();
+  size_t work_items() const;  // ceil(voxels / vec_)
+  size_t local_size() const;
 
   Device& device_;
   DeviceGlmSpec spec_;
   int t_count_ = 0, f_count_ = 0, f_rows_ = 1;
+  int vec_ = 1;  // voxels per work-item
   ClKernel accumulate_kernel_, solve_kernel_;
   DeviceBuffer<float> acc_, comp_, shift_;
   DeviceBuffer<cl_int> slots_, prev_;

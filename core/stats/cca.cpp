@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/device/launch.hpp"
+#include "core/device/vector_width.hpp"
 #include "core/filters/gaussian_taps.hpp"
 
 namespace rtf {
@@ -20,14 +21,10 @@ constexpr int kMaxRadius = 24;           // filter half-width limit in voxels (F
 constexpr double kPivotEps = 1e-5;       // relative Cholesky pivot below which responses count as collinear
 constexpr double kBasisPivotEps = 1e-8;  // the same for the temporal basis over a window (then it is refused)
 constexpr size_t kSolveGroup = 64;
-// Voxels per work-item of the solve: one on GPUs; on CPU devices the native float vector width (4, 8 or 16 lanes of
-// explicit floatN arithmetic). PoCL on AVX-512, planar 64x64x33, W 100: 348 ms per TR with 1, 77 with 4, 43 with 8,
-// 35 with 16 (docs/algorithms/cca.md).
+// Voxels per work-item of the solve: preferred_vector_width (core/device/vector_width.hpp). PoCL on AVX-512, planar
+// 64x64x33, W 100: 348 ms per TR with 1, 77 with 4, 43 with 8, 35 with 16 (docs/algorithms/cca.md).
 int default_vector_width(const Device& device) {
-  if (!device.info().is_cpu()) return 1;
-  cl_uint native = 0;
-  RTF_CL_CHECK(clGetDeviceInfo(device.id(), CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(native), &native, nullptr));
-  return native >= 16 ? 16 : native >= 8 ? 8 : 4;
+  return preferred_vector_width(device);
 }
 
 std::array<size_t, 3> filter_local(const std::array<int64_t, 3>& dims) {

@@ -126,18 +126,21 @@ void compare(DeviceGlm& glm, const reference::GlmResult& ref, const std::string&
   expect_close(out.f, ref.f, 2e-5, 1.0, what + " F");
 }
 
-TEST(DeviceGlm, AllVolumesAtOnceMatchesReference) {
+// Every lane width on any device: 1 (the GPU form), 4 and 16 (CPU forms; 1237 voxels leave a partial last group).
+class DeviceGlmWidths : public ::testing::TestWithParam<int> {};
+
+TEST_P(DeviceGlmWidths, AllVolumesAtOnceMatchesReference) {
   const int64_t volumes = 57, voxels = 1237;
   const Problem p = make_problem(volumes, voxels, std::random_device{}());
   std::vector<int64_t> slots(static_cast<size_t>(volumes)), prev(static_cast<size_t>(volumes), -1);
   std::iota(slots.begin(), slots.end(), 0);
   const DeviceBuffer<float> series = upload_series(p.data, slots);
-  DeviceGlm glm(test::test_device(), {voxels, 5, p.contrasts, 4, volumes, std::nullopt});
+  DeviceGlm glm(test::test_device(), {voxels, 5, p.contrasts, 4, volumes, std::nullopt, true, GetParam()});
   glm.reset(series, 0);
   glm.accumulate(series, slots, prev, p.design);
   poison(glm);
   glm.solve(make_glm_model(p.design, p.contrasts));
-  compare(glm, reference::fit_glm(p.data, p.design, p.contrasts), "batch");
+  compare(glm, reference::fit_glm(p.data, p.design, p.contrasts), "batch, width " + std::to_string(glm.vector_width()));
 }
 
 TEST(DeviceGlm, OneVolumeAtATimeInRingOrderWithAr1) {
@@ -161,7 +164,7 @@ TEST(DeviceGlm, OneVolumeAtATimeInRingOrderWithAr1) {
   compare(glm, reference::fit_glm(p.data, p.design, p.contrasts, rho), "incremental AR(1)");
 }
 
-TEST(DeviceGlm, MaskAndRankDeficientDesign) {
+TEST_P(DeviceGlmWidths, MaskAndRankDeficientDesign) {
   const int64_t volumes = 33, voxels = 301;
   Problem p = make_problem(volumes, voxels, std::random_device{}());
   // Column 3 duplicated into a 6th column: X'X is singular; the block contrast stays estimable, a contrast on the
@@ -183,7 +186,7 @@ TEST(DeviceGlm, MaskAndRankDeficientDesign) {
   std::vector<int64_t> slots(static_cast<size_t>(volumes)), prev(static_cast<size_t>(volumes), -1);
   std::iota(slots.begin(), slots.end(), 0);
   const DeviceBuffer<float> series = upload_series(p.data, slots);
-  DeviceGlm glm(test::test_device(), {voxels, 6, contrasts, 4, volumes, mask});
+  DeviceGlm glm(test::test_device(), {voxels, 6, contrasts, 4, volumes, mask, true, GetParam()});
   glm.reset(series, 0);
   glm.accumulate(series, slots, prev, design);
   poison(glm);
@@ -204,11 +207,14 @@ TEST(DeviceGlm, MaskAndRankDeficientDesign) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Lanes, DeviceGlmWidths, ::testing::Values(0, 1, 4, 16));
+
 TEST(DeviceGlm, BadArgumentsAreRefused) {
   Eigen::MatrixXd c = Eigen::MatrixXd::Ones(1, 3);
   EXPECT_THROW(DeviceGlm(test::test_device(), {100, 4, {{"c", c}}, 3, 1, std::nullopt}), std::invalid_argument);
   EXPECT_THROW(DeviceGlm(test::test_device(), {100, 3, {}, 5, 1, std::nullopt}), std::invalid_argument);
   EXPECT_THROW(DeviceGlm(test::test_device(), {100, 3, {}, 2, 1, std::vector<uint8_t>(7, 1)}), std::invalid_argument);
+  EXPECT_THROW(DeviceGlm(test::test_device(), {100, 3, {}, 2, 1, std::nullopt, true, 3}), std::invalid_argument);
   DeviceGlm glm(test::test_device(), {100, 3, {{"c", c}}, 2, 2, std::nullopt});
   DeviceBuffer<float> series(test::test_device(), 300);
   const std::vector<int64_t> three{0, 1, 2}, bad{5}, none{-1};
