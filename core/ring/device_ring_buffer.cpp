@@ -123,6 +123,27 @@ ClEvent DeviceRingBuffer::push(int64_t index, std::span<const std::byte> payload
   return done;
 }
 
+ClEvent DeviceRingBuffer::push_device(int64_t index, const DeviceBuffer<float>& src, size_t src_offset,
+                                      const ClEvent* after) {
+  if (index < 0 || (newest_ >= 0 && index <= newest_ - capacity_)) {
+    throw std::invalid_argument(fmt::format("ring buffer: volume {} is outside the window of the last {} (newest {})",
+                                            index, capacity_, newest_));
+  }
+  if (src_offset + static_cast<size_t>(voxels_) > src.size()) {
+    throw std::out_of_range(fmt::format("ring buffer: source range {}+{} beyond {}", src_offset, voxels_, src.size()));
+  }
+  const size_t slot = static_cast<size_t>(slot_of(index));
+  const cl_event wait = after != nullptr ? after->get() : nullptr;
+  ClEvent event;
+  RTF_CL_CHECK(clEnqueueCopyBuffer(device_.queue(), src.get(), ring_.get(), src_offset * sizeof(float),
+                                   slot * static_cast<size_t>(voxels_) * sizeof(float),
+                                   static_cast<size_t>(voxels_) * sizeof(float), wait != nullptr ? 1 : 0,
+                                   wait != nullptr ? &wait : nullptr, event.out()));
+  slot_index_[slot] = index;
+  if (index > newest_) newest_ = index;
+  return event;
+}
+
 ClEvent DeviceRingBuffer::replace_volume(int64_t index, const DeviceBuffer<float>& src, const ClEvent* after) {
   if (!contains(index)) throw std::out_of_range(fmt::format("ring buffer: volume {} is not held", index));
   if (src.size() < static_cast<size_t>(voxels_)) throw std::invalid_argument("ring buffer: replacement too small");

@@ -39,6 +39,13 @@ class DeviceRingBuffer {
   int64_t voxels() const { return voxels_; }
   const DeviceBuffer<float>& data() const { return ring_; }
 
+  // Puts volume `index` into its slot from a device buffer (`voxels` floats at element `src_offset`), replacing
+  // volume index - W, e.g. a smoothed copy of another ring's volume. Enqueued on the compute queue after `after` (if
+  // given); returns the copy's event. Throws as push() for an index outside the window, std::out_of_range for a
+  // source range outside `src`.
+  ClEvent push_device(int64_t index, const DeviceBuffer<float>& src, size_t src_offset = 0,
+                      const ClEvent* after = nullptr);
+
   // Overwrites held volume `index` with `src` (voxels floats at element 0), e.g. its motion-corrected version.
   // Enqueued on the compute queue after `after` (if given); returns the copy's event.
   ClEvent replace_volume(int64_t index, const DeviceBuffer<float>& src, const ClEvent* after = nullptr);

@@ -100,6 +100,27 @@ TEST(DeviceRingBuffer, BackToBackPushesWithoutWaiting) {
   for (int64_t index = 6; index < 10; ++index) EXPECT_EQ(ring.read_volume(index), sent[index]) << index;
 }
 
+// push_device: volumes copied in from a device buffer (e.g. smoothed copies) land in their slots across
+// wrap-around, and a range outside the source or an index outside the window is refused.
+TEST(DeviceRingBuffer, PushFromDeviceAcrossWrapAround) {
+  Device& dev = test::test_device();
+  const int64_t voxels = 37, capacity = 3;
+  DeviceRingBuffer ring(dev, voxels, capacity);
+  std::vector<float> host(static_cast<size_t>(voxels * 2));
+  DeviceBuffer<float> src(dev, host.size());
+  for (int64_t index = 0; index < 7; ++index) {
+    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(index * 1000 + static_cast<int64_t>(i));
+    src.write(dev.queue(), host);
+    ring.push_device(index, src, static_cast<size_t>(voxels));  // the second volume of the source
+    const std::vector<float> got = ring.read_volume(index);
+    EXPECT_EQ(got, std::vector<float>(host.begin() + voxels, host.end())) << index;
+  }
+  EXPECT_FALSE(ring.contains(3));
+  EXPECT_EQ(ring.newest(), 6);
+  EXPECT_THROW(ring.push_device(3, src), std::invalid_argument);  // left the window
+  EXPECT_THROW(ring.push_device(7, src, static_cast<size_t>(voxels + 1)), std::out_of_range);
+}
+
 TEST(DeviceRingBuffer, RefusesBadInput) {
   Device& dev = test::test_device();
   DeviceRingBuffer ring(dev, 10, 3);
