@@ -36,6 +36,7 @@ struct Options {
   int runs = 100;
   int64_t window = 100;
   double seed_radius_mm = 6.0;
+  int vector_width = 0;  // seed map kernels: 0 = the device's preferred width
   std::string filter;
 };
 
@@ -107,7 +108,7 @@ void bench_case(rtf::Device& dev, const Options& opt, const Case& c, double copy
   const auto seed_voxels = rtf::seed_from_sphere(grid, Eigen::Vector3d(0.0, -52.0, 26.0), opt.seed_radius_mm);  // PCC
   const int64_t w = opt.window;
   rtf::DeviceRingBuffer ring(dev, nvox, w);
-  const rtf::ConnectivityOptions options{.window = w};
+  const rtf::ConnectivityOptions options{.window = w, .vector_width = opt.vector_width};
   rtf::RoiCorrelation roi(dev, rois, w, options);
   rtf::SeedCorrelation seed(dev, grid, seed_voxels, w, options);
 
@@ -180,6 +181,7 @@ void bench_case(rtf::Device& dev, const Options& opt, const Case& c, double copy
                           {"rois_missing", rois.missing()},
                           {"atlas", atlas_source},
                           {"seed_voxels", seed_voxels.size()},
+                          {"seed_vector_width", seed.vector_width()},
                           {"median_ms", total.median},
                           {"p95_ms", total.p95},
                           {"min_ms", total.min},
@@ -209,6 +211,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(2, 100000))
       ->capture_default_str();
   app.add_option("--seed-radius", opt.seed_radius_mm, "Seed sphere radius (mm)")->capture_default_str();
+  app.add_option("--vector-width", opt.vector_width,
+                 "Voxels per work-item of the seed map kernels (0: the device's preferred width; 1, 2, 4, 8, 16)")
+      ->check(CLI::IsMember({0, 1, 2, 4, 8, 16}))
+      ->capture_default_str();
   app.add_option("--filter", opt.filter, "Only grids whose name contains this");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::err);  // stdout carries JSON lines only; missing regions are in the lines

@@ -1,5 +1,5 @@
 // Ingest latency benchmark (issue 3): volumes sent over loopback ZeroMQ by the simulator's sender to the real
-// server (IngestCore + ZmqIngestServer + UploadStage); per volume the server's own timestamps give
+// server (IngestCore + ZmqIngestServer + LiveStage uploading only); per volume the server's own timestamps give
 // received -> recorded (validation, CRC-32, append + journal, fsync per policy), recorded -> uploaded (queue hand-off,
 // pinned staging, device copy and conversion to float) and received -> uploaded. One JSON line per grid and fsync
 // policy, with p50/p95/p99/max in ms; the fsync cost is the difference between the two policies.
@@ -15,10 +15,10 @@
 #include "core/device/device.hpp"
 #include "core/util/quantiles.hpp"
 #include "sim/replay/replay.hpp"
+#include "stream/pipeline/live_stage.hpp"
 #include "stream/protocol/checksum.hpp"
 #include "stream/server/ingest_core.hpp"
 #include "stream/server/latency_log.hpp"
-#include "stream/server/upload_stage.hpp"
 #include "stream/server/zmq_ingest_server.hpp"
 
 namespace {
@@ -58,8 +58,25 @@ void bench_latency(Device* device, std::array<int64_t, 3> dims, int64_t volumes,
     stream::ZmqServerOptions server_options;
     server_options.address = "tcp://127.0.0.1:*";
     stream::ZmqIngestServer server(context, core, server_options);
-    stream::UploadStage upload(device, core.queue(), latency, 64);
-    std::thread upload_thread([&] { upload.run(); });
+    std::unique_ptr<stream::LiveStage> upload;
+    if (device != nullptr) {
+      upload = std::make_unique<stream::LiveStage>(*device, stream::upload_only_config(dir, 64), core.queue(), latency,
+                                                   dir, nullptr);
+    }
+    std::thread upload_thread([&] {
+      if (upload) {
+        upload->run();
+        return;
+      }
+      while (true) {
+        auto v = core.queue().pop(std::chrono::milliseconds(100));
+        if (!v) {
+          if (core.queue().closed()) return;
+          continue;
+        }
+        latency.add({v->header.run, v->header.index, v->received_ns, v->recorded_ns});
+      }
+    });
     std::thread server_thread([&] { server.run(); });
     sim::ReplayOptions replay_options;
     replay_options.address = server.endpoint();

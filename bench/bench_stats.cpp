@@ -4,6 +4,8 @@
 // map (sliding and cumulative), the ROI x ROI matrices, and the neurofeedback value (host). Wall clock per TR from the
 // newest volume being in the ring until every result is ready (clFinish), median/p95/max, plus the device time per
 // kernel from event profiling. JSON lines on stdout.
+#include "bench/bench_stats.hpp"
+
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -11,7 +13,6 @@
 #include <random>
 #include <string>
 
-#include "bench/bench_stats.hpp"
 #include "core/connectivity/atlas.hpp"
 #include "core/connectivity/roi_correlation.hpp"
 #include "core/connectivity/seed.hpp"
@@ -76,8 +77,8 @@ std::vector<rtf::GlmContrast> make_contrasts(const rtf::DesignMatrix& d) {
   };
   Eigen::MatrixXd f(4, d.x.cols());
   f << row({{"a", 1}}), row({{"b", 1}}), row({{"c", 1}}), row({{"d", 1}});
-  return {{"a-b", row({{"a", 1}, {"b", -1}})}, {"c-d", row({{"c", 1}, {"d", -1}})}, {"a", row({{"a", 1}})},
-          {"effects", f}};
+  return {
+      {"a-b", row({{"a", 1}, {"b", -1}})}, {"c-d", row({{"c", 1}, {"d", -1}})}, {"a", row({{"a", 1}})}, {"effects", f}};
 }
 
 void bench_grid(rtf::Device& dev, const Options& opt, const Grid& g, const rtf::LabelAtlas& aal) {

@@ -1,45 +1,49 @@
-// `rtfmri run --listen ADDR --session-dir DIR`: the ingest server. Receives volumes (protocol 1, docs/protocol.md),
-// records each durably before acknowledging it, and uploads it into the device ring buffer on a separate thread.
-// Stops on SIGINT/SIGTERM (or after --exit-after-runs runs), then prints counters and the latency summary.
+// `rtfmri run [--config session.toml] [flags]`: the live server. Receives volumes (protocol 1, docs/protocol.md, or
+// pyneal), records each durably before acknowledging it, and on a separate thread runs the live pipeline (upload,
+// motion correction, smoothing, GLM, CCA, connectivity, feedback value) and sends each TR's results to the outputs
+// (ZeroMQ PUB, TCP feedback lines, UDP). Flags override the config file. Stops on SIGINT/SIGTERM (or after
+// --exit-after-runs runs), then prints counters and the latency summary (also saved as latency_summary.json).
+// docs/live.md.
 #include <fmt/format.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
-#include "core/io/nifti_io.hpp"
+#include "sim/phantom/template_lookup.hpp"
+#include "stream/pipeline/live_stage.hpp"
+#include "stream/pipeline/pipeline_config.hpp"
 #include "stream/pyneal/pyneal_receiver.hpp"
 #include "stream/server/ingest_core.hpp"
 #include "stream/server/latency_log.hpp"
-#include "stream/server/upload_stage.hpp"
 #include "stream/server/zmq_ingest_server.hpp"
 
 namespace {
 
-struct RunOptions {
-  std::string listen = "tcp://127.0.0.1:5555";
-  std::string session_dir;
-  std::string session;
-  std::string fsync = "every-volume";
-  int64_t max_volumes = 100000;
+using rtf::stream::PipelineConfig;
+
+struct RunCli {
+  std::string config_file;
+  PipelineConfig c;  // the values of the flags (applied over the file only where given)
   uint64_t max_payload_bytes = 1ull << 30;
   size_t max_header_bytes = 64u << 10;
   int64_t max_message_bytes = 0;
-  int64_t ring = 64;
-  size_t queue = 64;
-  int64_t exit_after_runs = 0;
   std::string pyneal;  // PAIR endpoint for pyneal_scanner; empty: off
   std::string pyneal_run = "run-01";
   double pyneal_tr = 0.0;
   int64_t pyneal_volumes = 0;
   bool no_listen = false;
   bool no_motion = false;
-  std::string motion_ref = "0";
+  bool no_device = false;
+  bool no_outputs = false;
+  int inject_delay_ms = 0;
+  std::string feedback_roi;  // "x,y,z[,radius]" shorthand for one sphere
 };
 
 // Blocks SIGINT/SIGTERM in this thread (and the threads it starts) so that only sigtimedwait sees them.
@@ -52,45 +56,126 @@ sigset_t block_stop_signals() {
   return set;
 }
 
-void print_stats(const rtf::stream::IngestStats& s, int64_t uploaded, int64_t upload_failed, int64_t motion_flagged) {
+// The config: the file's (if any), then every flag that was given on the command line.
+PipelineConfig effective_config(const RunCli& o, const CLI::App& cmd) {
+  PipelineConfig c = o.config_file.empty() ? PipelineConfig{} : rtf::stream::load_pipeline_config(o.config_file);
+  auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
+  if (given("--listen")) c.listen = o.c.listen;
+  if (given("--session-dir")) c.session_dir = o.c.session_dir;
+  if (given("--session")) c.session = o.c.session;
+  if (given("--fsync")) c.fsync = o.c.fsync;
+  if (given("--ring")) c.ring = o.c.ring;
+  if (given("--queue")) c.queue = o.c.queue;
+  if (given("--max-volumes")) c.max_volumes = o.c.max_volumes;
+  if (given("--exit-after-runs")) c.exit_after_runs = o.c.exit_after_runs;
+  if (given("--tr")) c.tr_s = o.c.tr_s;
+  if (given("--volumes")) c.volumes = o.c.volumes;
+  if (given("--events")) c.events = o.c.events;
+  if (given("--motion-ref")) c.motion_reference = o.c.motion_reference;
+  if (o.no_motion) c.motion = false;
+  if (given("--fwhm")) c.smoothing_fwhm_mm = o.c.smoothing_fwhm_mm;
+  if (given("--contrast")) c.contrasts = o.c.contrasts;
+  if (given("--glm-window")) c.glm_window = o.c.glm_window;
+  if (given("--cca-window")) c.cca_window = o.c.cca_window;
+  if (given("--atlas")) c.atlas = o.c.atlas;
+  if (given("--feedback-roi")) {
+    double x = 0, y = 0, z = 0, r = 8;
+    if (std::sscanf(o.feedback_roi.c_str(), "%lf,%lf,%lf,%lf", &x, &y, &z, &r) < 3) {
+      throw std::invalid_argument(fmt::format("--feedback-roi '{}': expected x,y,z[,radius] in mm", o.feedback_roi));
+    }
+    rtf::stream::RoiSpec roi;
+    roi.name = "roi";
+    roi.sphere_mm = std::array<double, 3>{x, y, z};
+    roi.radius_mm = r;
+    c.feedback_rois = {roi};
+  }
+  if (given("--baseline")) c.baseline_condition = o.c.baseline_condition;
+  if (given("--results-pub")) c.results_pub = o.c.results_pub;
+  if (given("--feedback-tcp")) c.feedback_tcp = o.c.feedback_tcp;
+  if (given("--feedback-udp")) c.feedback_udp = o.c.feedback_udp;
+  if (o.no_outputs) {
+    c.results_pub.clear();
+    c.feedback_tcp.clear();
+    c.feedback_udp.clear();
+  }
+  // Windows longer than the ring cannot be computed: shorten them to the ring, and say so.
+  for (auto [name, window] : {std::pair<const char*, int64_t*>{"GLM", &c.glm_window},
+                              {"CCA", &c.cca_window},
+                              {"connectivity", &c.connectivity_window}}) {
+    if (*window > c.ring) {
+      spdlog::warn("{} window {} is longer than the ring ({}): using {}", name, *window, c.ring, c.ring);
+      *window = c.ring;
+    }
+  }
+  if (c.data_dir.empty()) {
+    try {
+      c.data_dir =
+          rtf::sim::find_installed_data("mricron/aal.nii.gz", rtf::sim::executable_dir()).parent_path().parent_path();
+    } catch (const std::exception&) {
+      if (c.atlas == "aal")
+        spdlog::warn("the AAL atlas is not installed (scripts/fetch-data.sh): ROI x ROI connectivity off");
+      if (c.atlas == "aal") c.atlas.clear();
+    }
+  }
+  return c;
+}
+
+void print_summary(const rtf::stream::IngestStats& s, const rtf::stream::LiveStageCounters& live) {
   fmt::print("ingest: {} messages, {} volumes recorded, {} duplicates, {} NACKs, {} runs closed\n", s.messages,
              s.recorded, s.duplicates, s.nacked, s.runs_closed);
   for (const auto& [code, n] : s.nacks_by_code) fmt::print("  NACK {}: {}\n", code, n);
-  fmt::print("device: {} volumes uploaded, {} failed, {} skipped (queue full), {} motion estimates flagged\n", uploaded,
-             upload_failed, s.queue_dropped, motion_flagged);
+  fmt::print(
+      "device: {} volumes uploaded, {} analysed, {} skipped (a newer volume was waiting), {} dropped before the device "
+      "stage (queue full), {} failed\n",
+      live.uploaded, live.analysed, live.skipped, s.queue_dropped, live.failed);
 }
 
-void run(const RunOptions& o, const rtf::cli::GlobalOptions& globals) {
+void save_latency_summary(const std::filesystem::path& path, const rtf::stream::LatencyLog& log) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& s : log.stages()) {
+    j.push_back({{"stage", s.name},
+                 {"n", s.count},
+                 {"p50_ms", s.p50},
+                 {"p95_ms", s.p95},
+                 {"p99_ms", s.p99},
+                 {"max_ms", s.max}});
+  }
+  std::ofstream(path) << j.dump(2) << "\n";
+}
+
+void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf::stream;
+  const PipelineConfig c = effective_config(o, cmd);
+  validate(c);
   IngestOptions ingest;
-  ingest.limits.max_volumes = o.max_volumes;
+  ingest.limits.max_volumes = c.max_volumes;
   ingest.limits.max_payload_bytes = o.max_payload_bytes;
   ingest.limits.max_header_bytes = o.max_header_bytes;
-  ingest.recorder.fsync = o.fsync == "none" ? FsyncPolicy::kNone : FsyncPolicy::kEveryVolume;
-  ingest.recorder.session_id = o.session;
-  ingest.queue_capacity = o.queue;
+  ingest.recorder.fsync = c.fsync == "none" ? FsyncPolicy::kNone : FsyncPolicy::kEveryVolume;
+  ingest.recorder.session_id = c.session;
+  ingest.queue_capacity = c.queue;
 
   const sigset_t stop_signals = block_stop_signals();
   std::unique_ptr<rtf::Device> device;
-  if (o.ring > 0) device = rtf::cli::open_device(globals);
-  IngestCore core(o.session_dir, ingest);
-  if (!o.session.empty()) {
+  if (!o.no_device) device = rtf::cli::open_device(globals);
+  IngestCore core(c.session_dir, ingest);
+  if (!c.session.empty()) {
     std::string why;
-    if (!core.bind_session(o.session, why)) throw std::runtime_error(why);
+    if (!core.bind_session(c.session, why)) throw std::runtime_error(why);
   }
   LatencyLog latency(core.session_dir() / "latency.jsonl");
   zmq::context_t context(1);
   std::unique_ptr<ZmqIngestServer> server;
   if (!o.no_listen) {
     ZmqServerOptions server_options;
-    server_options.address = o.listen;
+    server_options.address = c.listen;
     server_options.max_message_bytes = o.max_message_bytes;
     server = std::make_unique<ZmqIngestServer>(context, core, server_options);
     spdlog::info("listening on {} (max message {} bytes), recording into {} (fsync: {})", server->endpoint(),
-                 server->max_message_bytes(), core.session_dir().string(), o.fsync);
+                 server->max_message_bytes(), core.session_dir().string(), c.fsync);
   }
   std::unique_ptr<pyneal::PynealReceiver> pyneal_receiver;
-  const std::string pyneal_session = o.session.empty() ? "pyneal" : o.session;
+  const std::string pyneal_session = c.session.empty() ? "pyneal" : c.session;
   if (!o.pyneal.empty()) {
     pyneal::PynealOptions p;
     p.address = o.pyneal;
@@ -106,17 +191,29 @@ void run(const RunOptions& o, const rtf::cli::GlobalOptions& globals) {
                  o.pyneal_run, o.pyneal_volumes > 0 ? fmt::format(", {} volumes", o.pyneal_volumes) : "");
   }
 
-  UploadStage upload(device.get(), core.queue(), latency, o.ring);
-  if (device && !o.no_motion) {
-    rtf::LiveMotionOptions motion;
-    if (o.motion_ref.find_first_not_of("0123456789") == std::string::npos) {
-      motion.reference_index = std::stoll(o.motion_ref);
-    } else {
-      motion.reference_image = rtf::read_nifti(o.motion_ref);
-    }
-    upload.enable_motion_correction(core.session_dir(), std::move(motion));
+  std::unique_ptr<LiveOutputs> outputs;
+  std::unique_ptr<LiveStage> live;
+  std::thread live_thread;
+  if (device) {
+    outputs = std::make_unique<LiveOutputs>(context, c);
+    if (outputs->publisher()) spdlog::info("results: ZeroMQ PUB on {}", outputs->publisher()->endpoint());
+    if (outputs->tcp()) spdlog::info("feedback: TCP lines on {}", c.feedback_tcp);
+    live = std::make_unique<LiveStage>(*device, c, core.queue(), latency, core.session_dir(), outputs.get());
+    if (o.inject_delay_ms > 0) live->set_injected_delay(std::chrono::milliseconds(o.inject_delay_ms));
+    live_thread = std::thread([&] { live->run(); });
+  } else {
+    // Ingest only: drain the queue so that latencies are still logged.
+    live_thread = std::thread([&] {
+      while (true) {
+        auto v = core.queue().pop(std::chrono::milliseconds(100));
+        if (!v) {
+          if (core.queue().closed()) return;
+          continue;
+        }
+        latency.add({v->header.run, v->header.index, v->received_ns, v->recorded_ns});
+      }
+    });
   }
-  std::thread upload_thread([&] { upload.run(); });
   std::thread server_thread;
   if (server) server_thread = std::thread([&] { server->run(); });
   std::thread pyneal_thread;
@@ -137,8 +234,8 @@ void run(const RunOptions& o, const rtf::cli::GlobalOptions& globals) {
       spdlog::info("signal {}: stopping", info.si_signo);
       break;
     }
-    if (o.exit_after_runs > 0 && core.stats().runs_closed >= o.exit_after_runs) {
-      spdlog::info("{} runs closed: stopping", o.exit_after_runs);
+    if (c.exit_after_runs > 0 && core.stats().runs_closed >= c.exit_after_runs) {
+      spdlog::info("{} runs closed: stopping", c.exit_after_runs);
       break;
     }
   }
@@ -149,34 +246,37 @@ void run(const RunOptions& o, const rtf::cli::GlobalOptions& globals) {
   if (pyneal_receiver) {
     pyneal_receiver->stop();
     pyneal_thread.join();
-    const auto c = pyneal_receiver->counters();
+    const auto pc = pyneal_receiver->counters();
     fmt::print(
         "pyneal: {} connections, {} handshakes, {} volumes received, {} acknowledged ({} duplicates), {} rejected\n",
-        c.connections, c.handshakes, c.received, c.acked, c.duplicates, c.rejected);
+        pc.connections, pc.handshakes, pc.received, pc.acked, pc.duplicates, pc.rejected);
   }
   core.queue().close();
-  upload_thread.join();
+  live_thread.join();
+  if (outputs) outputs->stop();
   for (const std::string& line : core.write_open_runs()) fmt::print("{}\n", line);
-  print_stats(core.stats(), upload.uploaded(), upload.failed(), upload.motion_flagged());
+  print_summary(core.stats(), live ? live->counters() : LiveStageCounters{});
   const std::string summary = latency.summary();
   if (!summary.empty()) fmt::print("latency per volume:\n{}", summary);
+  save_latency_summary(core.session_dir() / "latency_summary.json", latency);
 }
 
 void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
-  auto o = std::make_shared<RunOptions>();
-  auto* cmd =
-      app.add_subcommand("run", "Ingest server: receive volumes over ZeroMQ, record them, upload to the device");
-  cmd->add_option("--listen", o->listen, "ZeroMQ ROUTER endpoint to bind (protocol: docs/protocol.md)")
+  auto o = std::make_shared<RunCli>();
+  auto* cmd = app.add_subcommand(
+      "run", "Live server: receive volumes, record them, run the live pipeline, send feedback (docs/live.md)");
+  cmd->add_option("--config", o->config_file, "Session file (TOML; examples/session.toml); flags override it")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--listen", o->c.listen, "ZeroMQ ROUTER endpoint to bind (protocol: docs/protocol.md)")
       ->capture_default_str();
-  cmd->add_option("--session-dir", o->session_dir, "Session directory (created if needed; docs/recording.md)")
-      ->required();
-  cmd->add_option("--session", o->session,
+  cmd->add_option("--session-dir", o->c.session_dir, "Session directory (created if needed; docs/recording.md)");
+  cmd->add_option("--session", o->c.session,
                   "Session id this server records (default: the session of the first volume received)");
-  cmd->add_option("--fsync", o->fsync,
+  cmd->add_option("--fsync", o->c.fsync,
                   "every-volume: fdatasync before each ACK (survives power loss); none: survives a process crash only")
       ->check(CLI::IsMember({"every-volume", "none"}))
       ->capture_default_str();
-  cmd->add_option("--max-volumes", o->max_volumes, "Volume indices must be below this")
+  cmd->add_option("--max-volumes", o->c.max_volumes, "Volume indices must be below this")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--max-payload-bytes", o->max_payload_bytes, "Largest accepted payload_bytes")
@@ -187,20 +287,46 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--max-message-bytes", o->max_message_bytes,
                   "ZMQ_MAXMSGSIZE: larger frames drop the connection unread (default: max payload + 4 KiB)");
-  cmd->add_option("--ring", o->ring, "Volumes kept in the device ring buffer; 0: no device stage (ingest only)")
-      ->check(CLI::Range(int64_t{0}, int64_t{100000}))
+  cmd->add_option("--ring", o->c.ring, "Volumes kept on the device (at least the largest window)")
+      ->check(CLI::Range(int64_t{2}, int64_t{100000}))
       ->capture_default_str();
-  cmd->add_option("--queue", o->queue,
-                  "Recorded volumes waiting for the device stage before the oldest is skipped (never for recording)")
+  cmd->add_option("--queue", o->c.queue,
+                  "Recorded volumes waiting for the device stage before the oldest is dropped for it (never for "
+                  "recording)")
       ->check(CLI::Range(size_t{1}, size_t{100000}))
       ->capture_default_str();
-  cmd->add_option("--exit-after-runs", o->exit_after_runs,
+  cmd->add_option("--exit-after-runs", o->c.exit_after_runs,
                   "Stop after this many runs were closed (0: run until signalled)")
       ->capture_default_str();
-  cmd->add_flag("--no-motion", o->no_motion, "No live motion correction (it needs the device stage, --ring > 0)");
-  cmd->add_option("--motion-ref", o->motion_ref,
+  cmd->add_option("--tr", o->c.tr_s, "TR in seconds (default: the volumes' headers)")->check(CLI::PositiveNumber);
+  cmd->add_option("--volumes", o->c.volumes, "Volumes per run (the design's length; needed for GLM and feedback)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--events", o->c.events, "BIDS events.tsv of the runs (design for GLM, CCA and feedback)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--no-motion", o->no_motion, "No live motion correction");
+  cmd->add_option("--motion-ref", o->c.motion_reference,
                   "Motion reference: a volume index of each run, or a 3D NIfTI on the runs' grid")
       ->capture_default_str();
+  cmd->add_option("--fwhm", o->c.smoothing_fwhm_mm, "Smoothing (mm) before the statistics; 0: off")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--contrast", o->c.contrasts, "NAME=EXPR over the design's columns (repeatable)");
+  cmd->add_option("--glm-window", o->c.glm_window, "Sliding-window GLM length in volumes (0: off)")
+      ->capture_default_str();
+  cmd->add_option("--cca-window", o->c.cca_window, "Sliding-window CCA length in volumes")->capture_default_str();
+  cmd->add_option("--atlas", o->c.atlas, "ROI x ROI atlas: aal, a label NIfTI, or '' (off)")->capture_default_str();
+  cmd->add_option("--feedback-roi", o->feedback_roi, "Feedback ROI as a sphere: x,y,z[,radius] in world mm");
+  cmd->add_option("--baseline", o->c.baseline_condition, "Baseline condition of the events (default: rest)");
+  cmd->add_option("--results-pub", o->c.results_pub, "ZeroMQ PUB endpoint of the per-TR results ('' off)")
+      ->capture_default_str();
+  cmd->add_option("--feedback-tcp", o->c.feedback_tcp, "HOST:PORT of the feedback line server ('' off)")
+      ->capture_default_str();
+  cmd->add_option("--feedback-udp", o->c.feedback_udp, "HOST:PORT to send each feedback line to (repeatable)");
+  cmd->add_flag("--no-outputs", o->no_outputs, "No PUB, TCP or UDP outputs");
+  cmd->add_flag("--no-device", o->no_device, "Ingest and record only: no device, no analysis");
+  cmd->add_option("--inject-delay-ms", o->inject_delay_ms,
+                  "Testing: extra time per analysed volume (to rehearse falling behind)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-listen", o->no_listen, "Do not bind the protocol-1 ROUTER socket (e.g. pyneal only)");
   cmd->add_option("--pyneal", o->pyneal,
                   "Also accept pyneal_scanner on this ZeroMQ PAIR endpoint (docs/pyneal.md), e.g. tcp://0.0.0.0:5556");
@@ -211,9 +337,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--pyneal-volumes", o->pyneal_volumes,
                   "Volumes in the pyneal run: the last one is answered STOP and the run is closed")
       ->check(CLI::NonNegativeNumber);
-  cmd->callback([o, &globals] {
+  cmd->callback([o, cmd, &globals] {
     if (o->no_listen && o->pyneal.empty()) throw std::invalid_argument("--no-listen needs --pyneal");
-    run(*o, globals);
+    run(*o, *cmd, globals);
   });
 }
 

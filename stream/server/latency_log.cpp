@@ -26,8 +26,10 @@ void LatencyLog::add(const IngestLatency& r) {
   fmt::print(
       file_,
       "{{\"run\":\"{}\",\"index\":{},\"received_ns\":{},\"recorded_ms\":{},\"dequeued_ms\":{},\"uploaded_ms\":{},"
-      "\"motion_ms\":{}}}\n",
-      r.run, r.index, r.received_ns, ms(r.recorded_ns), ms(r.dequeued_ns), ms(r.uploaded_ns), ms(r.motion_ns));
+      "\"motion_ms\":{},\"smoothed_ms\":{},\"stats_ms\":{},\"feedback_ms\":{},\"published_ms\":{},\"sent_ms\":{},"
+      "\"skipped\":{}}}\n",
+      r.run, r.index, r.received_ns, ms(r.recorded_ns), ms(r.dequeued_ns), ms(r.uploaded_ns), ms(r.motion_ns),
+      ms(r.smoothed_ns), ms(r.stats_ns), ms(r.feedback_ns), ms(r.published_ns), ms(r.sent_ns), r.skipped);
   std::fflush(file_);
 }
 
@@ -36,28 +38,52 @@ std::vector<IngestLatency> LatencyLog::records() const {
   return records_;
 }
 
-std::string LatencyLog::summary() const {
+std::vector<LatencyStage> LatencyLog::stages() const {
   std::lock_guard lock(mutex_);
-  std::vector<double> recorded, uploaded, motion, total;
+  // Each stage from the previous stage that happened (so skipped stages do not hide their time), and end to end.
+  struct Step {
+    const char* name;
+    int64_t IngestLatency::*field;
+  };
+  static constexpr Step kSteps[] = {
+      {"recorded", &IngestLatency::recorded_ns},   {"uploaded", &IngestLatency::uploaded_ns},
+      {"motion", &IngestLatency::motion_ns},       {"smoothed", &IngestLatency::smoothed_ns},
+      {"stats", &IngestLatency::stats_ns},         {"feedback", &IngestLatency::feedback_ns},
+      {"published", &IngestLatency::published_ns}, {"sent", &IngestLatency::sent_ns}};
+  std::vector<std::vector<double>> per(std::size(kSteps));
+  std::vector<double> total;
   for (const auto& r : records_) {
-    recorded.push_back((r.recorded_ns - r.received_ns) * 1e-6);
-    if (r.uploaded_ns != 0) uploaded.push_back((r.uploaded_ns - r.recorded_ns) * 1e-6);
-    if (r.motion_ns != 0) motion.push_back((r.motion_ns - r.uploaded_ns) * 1e-6);
-    const int64_t last = r.motion_ns != 0 ? r.motion_ns : r.uploaded_ns;
-    if (last != 0) total.push_back((last - r.received_ns) * 1e-6);
+    int64_t previous = r.received_ns, last = 0;
+    for (size_t i = 0; i < std::size(kSteps); ++i) {
+      const int64_t t = r.*(kSteps[i].field);
+      if (t == 0) continue;
+      per[i].push_back((t - previous) * 1e-6);
+      previous = last = t;
+    }
+    if (last != 0 && !r.skipped) total.push_back((last - r.received_ns) * 1e-6);
   }
-  std::string out;
-  auto line = [&](const char* name, std::vector<double> v) {
+  std::vector<LatencyStage> out;
+  auto add = [&](std::string name, std::vector<double> v) {
     if (v.empty()) return;
     const Quantiles q = quantiles(std::move(v));
-    out += fmt::format("{:<22} n={:<6} p50={:.3f} p95={:.3f} p99={:.3f} max={:.3f} ms\n", name, q.count, q.median,
-                       q.p95, q.p99, q.max);
+    out.push_back({std::move(name), q.count, q.median, q.p95, q.p99, q.max});
   };
-  line("received->recorded", std::move(recorded));
-  line("recorded->uploaded", std::move(uploaded));
-  const char* total_name = motion.empty() ? "received->uploaded" : "received->motion";
-  line("uploaded->motion", std::move(motion));
-  line(total_name, std::move(total));
+  std::string previous = "received";
+  for (size_t i = 0; i < std::size(kSteps); ++i) {
+    if (per[i].empty()) continue;
+    add(previous + "->" + kSteps[i].name, std::move(per[i]));
+    previous = kSteps[i].name;
+  }
+  add("end to end (received->" + previous + ")", std::move(total));
+  return out;
+}
+
+std::string LatencyLog::summary() const {
+  std::string out;
+  for (const LatencyStage& s : stages()) {
+    out += fmt::format("{:<32} n={:<6} p50={:.3f} p95={:.3f} p99={:.3f} max={:.3f} ms\n", s.name, s.count, s.p50, s.p95,
+                       s.p99, s.max);
+  }
   return out;
 }
 

@@ -15,11 +15,24 @@ namespace rtf::stream {
 struct IngestLatency {
   std::string run;
   int64_t index = 0;
-  int64_t received_ns = 0;  // steady clock: last frame received
-  int64_t recorded_ns = 0;  // durably recorded (ACK sent right after)
-  int64_t dequeued_ns = 0;  // taken from the queue by the upload stage
-  int64_t uploaded_ns = 0;  // float volume complete in the device ring buffer (0: no device stage)
-  int64_t motion_ns = 0;    // registered, resliced into the ring, FD/DVARS known (0: no motion stage)
+  int64_t received_ns = 0;   // steady clock: last frame received
+  int64_t recorded_ns = 0;   // durably recorded (ACK sent right after)
+  int64_t dequeued_ns = 0;   // taken from the queue by the upload stage
+  int64_t uploaded_ns = 0;   // float volume complete in the device ring buffer (0: no device stage)
+  int64_t motion_ns = 0;     // registered, resliced into the ring, FD/DVARS known (0: no motion stage)
+  int64_t smoothed_ns = 0;   // the smoothed copy in the analysis ring (0: no smoothing)
+  int64_t stats_ns = 0;      // GLM, CCA, connectivity done (0: not analysed)
+  int64_t feedback_ns = 0;   // the feedback value computed
+  int64_t published_ns = 0;  // results handed to the PUB socket
+  int64_t sent_ns = 0;       // feedback line handed to the TCP/UDP outputs: the end of the volume's way
+  bool skipped = false;      // uploaded but not analysed: a newer volume was waiting (falling behind)
+};
+
+// Quantiles of one stage's latency over the run (ms).
+struct LatencyStage {
+  std::string name;
+  size_t count = 0;
+  double p50 = 0.0, p95 = 0.0, p99 = 0.0, max = 0.0;
 };
 
 class LatencyLog {
@@ -32,8 +45,10 @@ class LatencyLog {
 
   void add(const IngestLatency& record);
   std::vector<IngestLatency> records() const;
-  // Lines "stage: n, p50, p95, p99, max (ms)" for received->recorded, recorded->uploaded, uploaded->motion and
-  // received->(last stage).
+  // Per stage that happened (each measured from the previous stage that happened), and end to end over the volumes
+  // that were analysed (received -> the last stage).
+  std::vector<LatencyStage> stages() const;
+  // stages() as lines "stage  n= p50= p95= p99= max= ms".
   std::string summary() const;
 
  private:

@@ -1,0 +1,139 @@
+// LiveOutputs: the feedback line's JSON, the PUB frames, and the order of the sends.
+#include "stream/pipeline/live_outputs.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+
+namespace rtf::stream {
+
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// Milliseconds from `received` to each stage that happened.
+nlohmann::json latency_json(const IngestLatency& l) {
+  nlohmann::json j = nlohmann::json::object();
+  auto add = [&](const char* name, int64_t t) {
+    if (t != 0) j[name] = (t - l.received_ns) * 1e-6;
+  };
+  add("recorded", l.recorded_ns);
+  add("uploaded", l.uploaded_ns);
+  add("motion", l.motion_ns);
+  add("smoothed", l.smoothed_ns);
+  add("stats", l.stats_ns);
+  add("feedback", l.feedback_ns);
+  add("published", l.published_ns);
+  add("end_to_end", l.sent_ns);
+  return j;
+}
+
+ResultFrame frame(const char* name, const std::vector<float>& data, std::vector<int64_t> shape) {
+  return {name, "float32", std::move(shape), std::as_bytes(std::span<const float>(data))};
+}
+
+}  // namespace
+
+nlohmann::json feedback_json(const TrResult& r, const IngestLatency& latency, int64_t skipped_since_last) {
+  nlohmann::json j{{"run", r.run}, {"volume", r.index}, {"skipped", skipped_since_last}};
+  if (r.feedback) {
+    j["feedback"] = finite_or_null(r.feedback->value);
+    j["status"] = std::string(feedback_status_name(r.feedback->status));
+    j["condition"] = std::string(volume_condition_name(r.feedback->condition));
+    if (!r.feedback->reason.empty()) j["reason"] = r.feedback->reason;
+  } else {
+    j["feedback"] = nullptr;
+    j["status"] = "off";
+  }
+  if (r.motion) {
+    const auto& p = r.motion->params;
+    j["motion"] = {p.translation_mm[0], p.translation_mm[1], p.translation_mm[2],
+                   p.rotation_deg[0],   p.rotation_deg[1],   p.rotation_deg[2]};
+    j["fd_mm"] = finite_or_null(r.motion->fd_mm);
+    j["dvars"] = finite_or_null(r.motion->dvars);
+    j["motion_converged"] = r.motion->converged;
+  }
+  nlohmann::json rois = nlohmann::json::object();
+  for (size_t i = 0; i < r.roi_names.size() && i < r.roi_means.size(); ++i) rois[r.roi_names[i]] = finite_or_null(r.roi_means[i]);
+  if (!rois.empty()) j["rois"] = rois;
+  if (!r.stage_errors.empty()) j["errors"] = r.stage_errors;
+  j["latency_ms"] = latency_json(latency);
+  return j;
+}
+
+LiveOutputs::LiveOutputs(zmq::context_t& context, const PipelineConfig& config) {
+  // An output that cannot be bound (port in use...) is reported and left off: ingest and recording must go on.
+  if (!config.results_pub.empty()) {
+    try {
+      publisher_ = std::make_unique<ResultPublisher>(context, ResultPublisherOptions{config.results_pub, 16});
+    } catch (const std::exception& e) {
+      spdlog::error("results PUB on {} off: {}", config.results_pub, e.what());
+    }
+  }
+  if (!config.feedback_tcp.empty()) {
+    try {
+      const auto colon = config.feedback_tcp.rfind(':');
+      if (colon == std::string::npos) throw std::invalid_argument("expected HOST:PORT");
+      TcpFeedbackOptions o;
+      o.address = config.feedback_tcp.substr(0, colon);
+      o.port = static_cast<uint16_t>(std::stoi(config.feedback_tcp.substr(colon + 1)));
+      tcp_ = std::make_unique<TcpFeedbackServer>(o);
+    } catch (const std::exception& e) {
+      spdlog::error("feedback TCP on {} off: {}", config.feedback_tcp, e.what());
+    }
+  }
+  if (!config.feedback_udp.empty()) {
+    try {
+      std::vector<UdpDestination> d;
+      for (const std::string& s : config.feedback_udp) d.push_back(parse_udp_destination(s));
+      udp_ = std::make_unique<UdpFeedbackSender>(std::move(d));
+    } catch (const std::exception& e) {
+      spdlog::error("feedback UDP off: {}", e.what());
+    }
+  }
+}
+
+void LiveOutputs::send(const TrResult& r, IngestLatency& latency, int64_t skipped_since_last) {
+  if (publisher_) {
+    nlohmann::json header = feedback_json(r, latency, skipped_since_last);
+    header["dims"] = r.dims;
+    std::vector<double> affine;
+    for (int i = 0; i < 4; ++i) {
+      for (int k = 0; k < 4; ++k) affine.push_back(r.affine(i, k));
+    }
+    header["affine"] = affine;  // row-major voxel -> world mm
+    std::vector<ResultFrame> frames;
+    const std::vector<int64_t> shape(r.dims.begin(), r.dims.end());
+    auto add = [&](const char* name, const std::vector<float>& data) {
+      if (!data.empty()) frames.push_back(frame(name, data, shape));
+    };
+    if (!r.map_name.empty()) header["t_map_contrast"] = r.map_name;
+    add("volume", r.volume);
+    add("t_map", r.t_map);
+    add("sliding_t_map", r.sliding_t_map);
+    add("cca_map", r.cca_map);
+    add("seed_map", r.seed_map);
+    if (!r.connectivity.empty()) {
+      frames.push_back(frame("connectivity", r.connectivity, {r.rois_in_atlas, r.rois_in_atlas}));
+    }
+    publisher_->publish(std::move(header), frames);
+    latency.published_ns = now_ns();
+  }
+  latency.sent_ns = now_ns();
+  const std::string line = feedback_json(r, latency, skipped_since_last).dump();
+  if (tcp_) tcp_->publish(line);
+  if (udp_) udp_->send(line);
+}
+
+void LiveOutputs::stop() {
+  if (tcp_) tcp_->stop();
+}
+
+}  // namespace rtf::stream

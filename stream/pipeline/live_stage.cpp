@@ -1,0 +1,101 @@
+// LiveStage: drain the queue, upload all, analyse the newest, send; one RunPipeline per run.
+#include "stream/pipeline/live_stage.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+namespace rtf::stream {
+
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+LiveStage::LiveStage(Device& device, PipelineConfig config, DropOldestQueue<AcceptedVolume>& queue, LatencyLog& log,
+                     std::filesystem::path session_dir, LiveOutputs* outputs,
+                     std::function<void(const TrResult&)> observer)
+    : device_(device),
+      config_(std::move(config)),
+      queue_(queue),
+      log_(log),
+      session_dir_(std::move(session_dir)),
+      outputs_(outputs),
+      observer_(std::move(observer)) {}
+
+LiveStage::~LiveStage() = default;
+
+RunPipeline& LiveStage::pipeline_for(const AcceptedVolume& v) {
+  ImageHeader grid = to_image_header(v.header);
+  grid.source_type = DataType::kFloat32;
+  if (!pipeline_ || pipeline_->run() != v.header.run || pipeline_->grid().dims != grid.dims) {
+    pipeline_.reset();  // finishes the previous run (its final maps)
+    pipeline_ = std::make_unique<RunPipeline>(device_, config_, grid, v.header.run,
+                                              session_dir_ / "runs" / v.header.run);
+    runs_.fetch_add(1);
+  }
+  return *pipeline_;
+}
+
+void LiveStage::handle(AcceptedVolume v, bool analyse) {
+  IngestLatency latency{v.header.run, v.header.index, v.received_ns, v.recorded_ns, now_ns()};
+  latency.skipped = !analyse;
+  try {
+    RunPipeline& p = pipeline_for(v);
+    p.upload(v.header.index, v.payload, v.header.datatype);
+    latency.uploaded_ns = now_ns();
+    uploaded_.fetch_add(1);
+    if (!analyse) {
+      skipped_.fetch_add(1);
+      ++skipped_since_sent_;
+      log_.add(latency);
+      return;
+    }
+    const TrResult r = p.process(v.header.index);
+    latency.motion_ns = r.motion_ns;
+    latency.smoothed_ns = r.smoothed_ns;
+    latency.stats_ns = r.stats_ns;
+    latency.feedback_ns = r.feedback_ns;
+    if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
+    if (outputs_ != nullptr) outputs_->send(r, latency, skipped_since_sent_);
+    skipped_since_sent_ = 0;
+    analysed_.fetch_add(1);
+    log_.add(latency);
+    if (observer_) observer_(r);
+  } catch (const std::exception& e) {
+    failed_.fetch_add(1);
+    spdlog::error("run {} volume {}: live stage failed: {}", v.header.run, v.header.index, e.what());
+    log_.add(latency);
+  }
+}
+
+void LiveStage::run() {
+  while (true) {
+    std::optional<AcceptedVolume> v = queue_.pop(std::chrono::milliseconds(100));
+    if (!v) {
+      if (queue_.closed()) break;
+      continue;
+    }
+    // Whatever else is already waiting: upload it all, analyse only the newest.
+    while (std::optional<AcceptedVolume> next = queue_.pop(std::chrono::milliseconds(0))) {
+      handle(std::move(*v), false);
+      v = std::move(next);
+    }
+    handle(std::move(*v), true);
+  }
+  try {
+    pipeline_.reset();  // the last run's final maps
+  } catch (const std::exception& e) {
+    spdlog::error("finishing the last run: {}", e.what());
+  }
+}
+
+LiveStageCounters LiveStage::counters() const {
+  return {uploaded_.load(), analysed_.load(), skipped_.load(), failed_.load(), runs_.load()};
+}
+
+}  // namespace rtf::stream

@@ -1,0 +1,67 @@
+// LiveStage: the thread after ingest. It takes recorded volumes from the ingest queue, uploads each into its run's
+// RunPipeline, analyses the newest one, and sends the result to the outputs. Falling behind: when more volumes are
+// waiting than the one it takes, every waiting volume is uploaded (cheap) but only the newest is analysed; the
+// others are counted as skipped, so feedback always refers to the newest volume and the stage catches up at once.
+// Ingest and recording never wait for it (the queue drops its oldest entries for this stage only; every volume is
+// recorded regardless). A failure never stops the thread. docs/live.md.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "core/device/device.hpp"
+#include "stream/pipeline/live_outputs.hpp"
+#include "stream/pipeline/run_pipeline.hpp"
+#include "stream/server/drop_oldest_queue.hpp"
+#include "stream/server/ingest_core.hpp"
+#include "stream/server/latency_log.hpp"
+
+namespace rtf::stream {
+
+struct LiveStageCounters {
+  int64_t uploaded = 0;   // volumes in a device ring
+  int64_t analysed = 0;   // volumes that went through the stages and out
+  int64_t skipped = 0;    // uploaded but not analysed: a newer volume was already waiting
+  int64_t failed = 0;     // volumes the stage could not handle at all (e.g. an upload error)
+  int64_t runs = 0;       // runs seen
+};
+
+class LiveStage {
+ public:
+  // `outputs` may be null (no outputs). `observer`, if set, sees every result after it was sent (tests, replay).
+  LiveStage(Device& device, PipelineConfig config, DropOldestQueue<AcceptedVolume>& queue, LatencyLog& log,
+            std::filesystem::path session_dir, LiveOutputs* outputs,
+            std::function<void(const TrResult&)> observer = nullptr);
+  ~LiveStage();
+
+  // Consumes until the queue is closed and empty, then finishes the last run. Never throws.
+  void run();
+
+  // Processes one volume as run() would (replay: every volume, in order, none skipped).
+  void handle(AcceptedVolume volume, bool analyse);
+
+  // Extra time spent per analysed volume (tests: make processing slower than the data).
+  void set_injected_delay(std::chrono::milliseconds delay) { delay_ = delay; }
+
+  LiveStageCounters counters() const;
+
+ private:
+  RunPipeline& pipeline_for(const AcceptedVolume& v);
+
+  Device& device_;
+  PipelineConfig config_;
+  DropOldestQueue<AcceptedVolume>& queue_;
+  LatencyLog& log_;
+  std::filesystem::path session_dir_;
+  LiveOutputs* outputs_;
+  std::function<void(const TrResult&)> observer_;
+  std::unique_ptr<RunPipeline> pipeline_;
+  std::chrono::milliseconds delay_{0};
+  int64_t skipped_since_sent_ = 0;
+  std::atomic<int64_t> uploaded_{0}, analysed_{0}, skipped_{0}, failed_{0}, runs_{0};
+};
+
+}  // namespace rtf::stream

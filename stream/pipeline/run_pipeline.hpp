@@ -1,0 +1,123 @@
+// RunPipeline: the device stages of one run, built when the run's first volume arrives (its grid fixes every size)
+// and fed one volume at a time: upload into the raw ring; then, for the volumes it analyses, motion correction in
+// place, smoothing into the analysis ring, and the statistics: cumulative and sliding-window GLM, CCA, the seed map,
+// the atlas ROI x ROI matrices, the feedback ROIs' means and the neurofeedback value. Stages that cannot be set up
+// for this run (no design, an atlas that misses the grid...) are switched off with one log line; a stage that fails on
+// a volume is logged and skipped for that volume, never fatal. Nothing is allocated per TR except the result's
+// small vectors. docs/live.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/connectivity/roi_correlation.hpp"
+#include "core/connectivity/roi_timeseries.hpp"
+#include "core/connectivity/seed_correlation.hpp"
+#include "core/design/design_matrix.hpp"
+#include "core/feedback/feedback_run.hpp"
+#include "core/filters/gaussian_smoothing.hpp"
+#include "core/glm/live_glm.hpp"
+#include "core/motion/live_motion.hpp"
+#include "core/stats/cca.hpp"
+#include "stream/pipeline/pipeline_config.hpp"
+
+namespace rtf::stream {
+
+// One analysed TR. Maps are host copies of the device maps (empty when the stage is off), x fastest.
+struct TrResult {
+  std::string run;
+  int64_t index = 0;
+  std::array<int64_t, 3> dims{0, 0, 0};  // the run's grid
+  Eigen::Matrix4d affine = Eigen::Matrix4d::Identity();  // voxel -> world mm
+  std::optional<VolumeMotion> motion;
+  std::optional<FeedbackSample> feedback;
+  std::vector<double> roi_means;  // the feedback ROIs' means of this volume (motion-corrected, unsmoothed)
+  std::vector<std::string> roi_names;
+  std::string map_name;              // the contrast of t_map
+  std::vector<float> t_map;          // cumulative GLM t of the published contrast
+  std::vector<float> sliding_t_map;  // sliding-window GLM t of the same contrast
+  std::vector<float> cca_map;
+  std::vector<float> seed_map;       // sliding-window Fisher z
+  std::vector<float> volume;         // the motion-corrected volume
+  std::vector<float> connectivity;   // atlas R x R sliding-window Pearson r, row-major (NaN rows: missing regions)
+  int64_t rois_in_atlas = 0;
+  // Stage completion times (steady clock ns, 0: stage off).
+  int64_t motion_ns = 0, smoothed_ns = 0, stats_ns = 0, feedback_ns = 0;
+  std::vector<std::string> stage_errors;  // a stage that failed on this volume: "stage: reason"
+};
+
+class RunPipeline {
+ public:
+  // `grid`: the run's geometry (float volumes); `run_dir`: SESSION_DIR/runs/<run> for the per-run files.
+  RunPipeline(Device& device, const PipelineConfig& config, const ImageHeader& grid, std::string run,
+              std::filesystem::path run_dir);
+  ~RunPipeline();
+  RunPipeline(const RunPipeline&) = delete;
+  RunPipeline& operator=(const RunPipeline&) = delete;
+
+  // Uploads volume `index` (raw scanner datatype) into the raw ring and waits until it is there.
+  void upload(int64_t index, std::span<const std::byte> payload, DataType type);
+
+  // Analyses volume `index`, which must be the newest uploaded. Never throws for a stage's failure (see TrResult).
+  TrResult process(int64_t index);
+
+  // Writes the run's final maps (NIfTI) and matrices (tsv) into the run directory. Idempotent per run.
+  void finish();
+
+  const std::string& run() const { return run_; }
+  const ImageHeader& grid() const { return grid_; }
+  // Which stages are on for this run, for the log and the PUB header ("motion", "smoothing", "glm", ...).
+  std::vector<std::string> active_stages() const;
+  int64_t analysed() const { return analysed_; }
+
+ private:
+  void setup_design();
+  void setup_connectivity();
+  void setup_feedback();
+  template <typename F>
+  void guarded(const char* stage, TrResult& r, F&& body);
+
+  Device& device_;
+  PipelineConfig config_;
+  ImageHeader grid_;
+  std::string run_;
+  std::filesystem::path run_dir_;
+  int64_t voxels_;
+  double tr_s_ = 0.0;
+  bool finished_ = false;
+  int64_t analysed_ = 0;
+
+  DeviceRingBuffer raw_ring_;
+  std::unique_ptr<LiveMotionCorrection> motion_;
+  std::unique_ptr<GaussianSmoother> smoother_;
+  std::unique_ptr<DeviceRingBuffer> smoothed_ring_;
+  DeviceBuffer<float> scratch_in_, scratch_out_;
+
+  std::vector<Event> events_;
+  std::optional<DesignMatrix> design_;
+  std::vector<GlmContrast> contrasts_;
+  int published_contrast_ = -1;  // index among the t contrasts
+  std::unique_ptr<CumulativeGlm> cumulative_;
+  std::unique_ptr<SlidingGlm> sliding_;
+  std::unique_ptr<SlidingCca> cca_;
+  DeviceBuffer<float> cca_map_;
+
+  std::unique_ptr<RoiCorrelation> atlas_;
+  std::unique_ptr<SeedCorrelation> seed_;
+  std::unique_ptr<RoiTimeseries> feedback_rois_;
+  std::vector<std::string> feedback_roi_names_;
+  std::unique_ptr<FeedbackRun> feedback_;
+  std::FILE* feedback_log_ = nullptr;
+  std::FILE* motion_log_ = nullptr;  // runs/<run>/motion.tsv (appended: a restarted server continues it)
+
+  std::vector<int64_t> raw_slots_, analysis_slots_;
+  std::vector<std::string> failed_once_;  // stages whose failure was logged at error level already
+};
+
+}  // namespace rtf::stream
