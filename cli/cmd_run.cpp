@@ -16,7 +16,7 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
-#include "sim/phantom/template_lookup.hpp"
+#include "cli/pipeline_flags.hpp"
 #include "stream/pipeline/live_stage.hpp"
 #include "stream/pipeline/pipeline_config.hpp"
 #include "stream/pyneal/pyneal_receiver.hpp"
@@ -29,8 +29,7 @@ namespace {
 using rtf::stream::PipelineConfig;
 
 struct RunCli {
-  std::string config_file;
-  PipelineConfig c;  // the values of the flags (applied over the file only where given)
+  rtf::cli::PipelineFlags pipeline;  // --config and the stage/output flags (cli/pipeline_flags.hpp)
   uint64_t max_payload_bytes = 1ull << 30;
   size_t max_header_bytes = 64u << 10;
   int64_t max_message_bytes = 0;
@@ -39,11 +38,8 @@ struct RunCli {
   double pyneal_tr = 0.0;
   int64_t pyneal_volumes = 0;
   bool no_listen = false;
-  bool no_motion = false;
   bool no_device = false;
-  bool no_outputs = false;
   int inject_delay_ms = 0;
-  std::string feedback_roi;  // "x,y,z[,radius]" shorthand for one sphere
 };
 
 // Blocks SIGINT/SIGTERM in this thread (and the threads it starts) so that only sigtimedwait sees them.
@@ -54,70 +50,6 @@ sigset_t block_stop_signals() {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
-}
-
-// The config: the file's (if any), then every flag that was given on the command line.
-PipelineConfig effective_config(const RunCli& o, const CLI::App& cmd) {
-  PipelineConfig c = o.config_file.empty() ? PipelineConfig{} : rtf::stream::load_pipeline_config(o.config_file);
-  auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
-  if (given("--listen")) c.listen = o.c.listen;
-  if (given("--session-dir")) c.session_dir = o.c.session_dir;
-  if (given("--session")) c.session = o.c.session;
-  if (given("--fsync")) c.fsync = o.c.fsync;
-  if (given("--ring")) c.ring = o.c.ring;
-  if (given("--queue")) c.queue = o.c.queue;
-  if (given("--max-volumes")) c.max_volumes = o.c.max_volumes;
-  if (given("--exit-after-runs")) c.exit_after_runs = o.c.exit_after_runs;
-  if (given("--tr")) c.tr_s = o.c.tr_s;
-  if (given("--volumes")) c.volumes = o.c.volumes;
-  if (given("--events")) c.events = o.c.events;
-  if (given("--motion-ref")) c.motion_reference = o.c.motion_reference;
-  if (o.no_motion) c.motion = false;
-  if (given("--fwhm")) c.smoothing_fwhm_mm = o.c.smoothing_fwhm_mm;
-  if (given("--contrast")) c.contrasts = o.c.contrasts;
-  if (given("--glm-window")) c.glm_window = o.c.glm_window;
-  if (given("--cca-window")) c.cca_window = o.c.cca_window;
-  if (given("--atlas")) c.atlas = o.c.atlas;
-  if (given("--feedback-roi")) {
-    double x = 0, y = 0, z = 0, r = 8;
-    if (std::sscanf(o.feedback_roi.c_str(), "%lf,%lf,%lf,%lf", &x, &y, &z, &r) < 3) {
-      throw std::invalid_argument(fmt::format("--feedback-roi '{}': expected x,y,z[,radius] in mm", o.feedback_roi));
-    }
-    rtf::stream::RoiSpec roi;
-    roi.name = "roi";
-    roi.sphere_mm = std::array<double, 3>{x, y, z};
-    roi.radius_mm = r;
-    c.feedback_rois = {roi};
-  }
-  if (given("--baseline")) c.baseline_condition = o.c.baseline_condition;
-  if (given("--results-pub")) c.results_pub = o.c.results_pub;
-  if (given("--feedback-tcp")) c.feedback_tcp = o.c.feedback_tcp;
-  if (given("--feedback-udp")) c.feedback_udp = o.c.feedback_udp;
-  if (o.no_outputs) {
-    c.results_pub.clear();
-    c.feedback_tcp.clear();
-    c.feedback_udp.clear();
-  }
-  // Windows longer than the ring cannot be computed: shorten them to the ring, and say so.
-  for (auto [name, window] : {std::pair<const char*, int64_t*>{"GLM", &c.glm_window},
-                              {"CCA", &c.cca_window},
-                              {"connectivity", &c.connectivity_window}}) {
-    if (*window > c.ring) {
-      spdlog::warn("{} window {} is longer than the ring ({}): using {}", name, *window, c.ring, c.ring);
-      *window = c.ring;
-    }
-  }
-  if (c.data_dir.empty()) {
-    try {
-      c.data_dir =
-          rtf::sim::find_installed_data("mricron/aal.nii.gz", rtf::sim::executable_dir()).parent_path().parent_path();
-    } catch (const std::exception&) {
-      if (c.atlas == "aal")
-        spdlog::warn("the AAL atlas is not installed (scripts/fetch-data.sh): ROI x ROI connectivity off");
-      if (c.atlas == "aal") c.atlas.clear();
-    }
-  }
-  return c;
 }
 
 void print_summary(const rtf::stream::IngestStats& s, const rtf::stream::LiveStageCounters& live) {
@@ -145,7 +77,7 @@ void save_latency_summary(const std::filesystem::path& path, const rtf::stream::
 
 void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf::stream;
-  const PipelineConfig c = effective_config(o, cmd);
+  const PipelineConfig c = rtf::cli::pipeline_config_from(o.pipeline, cmd);
   validate(c);
   IngestOptions ingest;
   ingest.limits.max_volumes = c.max_volumes;
@@ -265,18 +197,17 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   auto o = std::make_shared<RunCli>();
   auto* cmd = app.add_subcommand(
       "run", "Live server: receive volumes, record them, run the live pipeline, send feedback (docs/live.md)");
-  cmd->add_option("--config", o->config_file, "Session file (TOML; examples/session.toml); flags override it")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--listen", o->c.listen, "ZeroMQ ROUTER endpoint to bind (protocol: docs/protocol.md)")
+  auto& v = o->pipeline.values;
+  cmd->add_option("--listen", v.listen, "ZeroMQ ROUTER endpoint to bind (protocol: docs/protocol.md)")
       ->capture_default_str();
-  cmd->add_option("--session-dir", o->c.session_dir, "Session directory (created if needed; docs/recording.md)");
-  cmd->add_option("--session", o->c.session,
+  cmd->add_option("--session-dir", v.session_dir, "Session directory (created if needed; docs/recording.md)");
+  cmd->add_option("--session", v.session,
                   "Session id this server records (default: the session of the first volume received)");
-  cmd->add_option("--fsync", o->c.fsync,
+  cmd->add_option("--fsync", v.fsync,
                   "every-volume: fdatasync before each ACK (survives power loss); none: survives a process crash only")
       ->check(CLI::IsMember({"every-volume", "none"}))
       ->capture_default_str();
-  cmd->add_option("--max-volumes", o->c.max_volumes, "Volume indices must be below this")
+  cmd->add_option("--max-volumes", v.max_volumes, "Volume indices must be below this")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--max-payload-bytes", o->max_payload_bytes, "Largest accepted payload_bytes")
@@ -287,42 +218,15 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--max-message-bytes", o->max_message_bytes,
                   "ZMQ_MAXMSGSIZE: larger frames drop the connection unread (default: max payload + 4 KiB)");
-  cmd->add_option("--ring", o->c.ring, "Volumes kept on the device (at least the largest window)")
-      ->check(CLI::Range(int64_t{2}, int64_t{100000}))
-      ->capture_default_str();
-  cmd->add_option("--queue", o->c.queue,
+  cmd->add_option("--queue", v.queue,
                   "Recorded volumes waiting for the device stage before the oldest is dropped for it (never for "
                   "recording)")
       ->check(CLI::Range(size_t{1}, size_t{100000}))
       ->capture_default_str();
-  cmd->add_option("--exit-after-runs", o->c.exit_after_runs,
+  cmd->add_option("--exit-after-runs", v.exit_after_runs,
                   "Stop after this many runs were closed (0: run until signalled)")
       ->capture_default_str();
-  cmd->add_option("--tr", o->c.tr_s, "TR in seconds (default: the volumes' headers)")->check(CLI::PositiveNumber);
-  cmd->add_option("--volumes", o->c.volumes, "Volumes per run (the design's length; needed for GLM and feedback)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--events", o->c.events, "BIDS events.tsv of the runs (design for GLM, CCA and feedback)")
-      ->check(CLI::ExistingFile);
-  cmd->add_flag("--no-motion", o->no_motion, "No live motion correction");
-  cmd->add_option("--motion-ref", o->c.motion_reference,
-                  "Motion reference: a volume index of each run, or a 3D NIfTI on the runs' grid")
-      ->capture_default_str();
-  cmd->add_option("--fwhm", o->c.smoothing_fwhm_mm, "Smoothing (mm) before the statistics; 0: off")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--contrast", o->c.contrasts, "NAME=EXPR over the design's columns (repeatable)");
-  cmd->add_option("--glm-window", o->c.glm_window, "Sliding-window GLM length in volumes (0: off)")
-      ->capture_default_str();
-  cmd->add_option("--cca-window", o->c.cca_window, "Sliding-window CCA length in volumes")->capture_default_str();
-  cmd->add_option("--atlas", o->c.atlas, "ROI x ROI atlas: aal, a label NIfTI, or '' (off)")->capture_default_str();
-  cmd->add_option("--feedback-roi", o->feedback_roi, "Feedback ROI as a sphere: x,y,z[,radius] in world mm");
-  cmd->add_option("--baseline", o->c.baseline_condition, "Baseline condition of the events (default: rest)");
-  cmd->add_option("--results-pub", o->c.results_pub, "ZeroMQ PUB endpoint of the per-TR results ('' off)")
-      ->capture_default_str();
-  cmd->add_option("--feedback-tcp", o->c.feedback_tcp, "HOST:PORT of the feedback line server ('' off)")
-      ->capture_default_str();
-  cmd->add_option("--feedback-udp", o->c.feedback_udp, "HOST:PORT to send each feedback line to (repeatable)");
-  cmd->add_flag("--no-outputs", o->no_outputs, "No PUB, TCP or UDP outputs");
+  rtf::cli::add_pipeline_flags(*cmd, o->pipeline);
   cmd->add_flag("--no-device", o->no_device, "Ingest and record only: no device, no analysis");
   cmd->add_option("--inject-delay-ms", o->inject_delay_ms,
                   "Testing: extra time per analysed volume (to rehearse falling behind)")

@@ -16,7 +16,9 @@ int64_t now_ns() {
       .count();
 }
 
-nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 // Milliseconds from `received` to each stage that happened.
 nlohmann::json latency_json(const IngestLatency& l) {
@@ -61,7 +63,8 @@ nlohmann::json feedback_json(const TrResult& r, const IngestLatency& latency, in
     j["motion_converged"] = r.motion->converged;
   }
   nlohmann::json rois = nlohmann::json::object();
-  for (size_t i = 0; i < r.roi_names.size() && i < r.roi_means.size(); ++i) rois[r.roi_names[i]] = finite_or_null(r.roi_means[i]);
+  for (size_t i = 0; i < r.roi_names.size() && i < r.roi_means.size(); ++i)
+    rois[r.roi_names[i]] = finite_or_null(r.roi_means[i]);
   if (!rois.empty()) j["rois"] = rois;
   if (!r.stage_errors.empty()) j["errors"] = r.stage_errors;
   j["latency_ms"] = latency_json(latency);

@@ -29,24 +29,40 @@ LiveStage::LiveStage(Device& device, PipelineConfig config, DropOldestQueue<Acce
 
 LiveStage::~LiveStage() = default;
 
-RunPipeline& LiveStage::pipeline_for(const AcceptedVolume& v) {
-  ImageHeader grid = to_image_header(v.header);
+LiveVolume live_volume(const AcceptedVolume& v) {
+  LiveVolume l;
+  l.run = v.header.run;
+  l.index = v.header.index;
+  l.grid = to_image_header(v.header);
+  l.type = v.header.datatype;
+  l.payload = v.payload;
+  l.received_ns = v.received_ns;
+  l.recorded_ns = v.recorded_ns;
+  return l;
+}
+
+RunPipeline& LiveStage::pipeline_for(const LiveVolume& v) {
+  ImageHeader grid = v.grid;
+  grid.num_volumes = 1;
   grid.source_type = DataType::kFloat32;
-  if (!pipeline_ || pipeline_->run() != v.header.run || pipeline_->grid().dims != grid.dims) {
+  if (!pipeline_ || pipeline_->run() != v.run || pipeline_->grid().dims != grid.dims) {
     pipeline_.reset();  // finishes the previous run (its final maps)
-    pipeline_ = std::make_unique<RunPipeline>(device_, config_, grid, v.header.run,
-                                              session_dir_ / "runs" / v.header.run);
+    pipeline_ = std::make_unique<RunPipeline>(device_, config_, grid, v.run, session_dir_ / "runs" / v.run);
     runs_.fetch_add(1);
   }
   return *pipeline_;
 }
 
-void LiveStage::handle(AcceptedVolume v, bool analyse) {
-  IngestLatency latency{v.header.run, v.header.index, v.received_ns, v.recorded_ns, now_ns()};
+void LiveStage::finish_run() {
+  pipeline_.reset();
+}
+
+void LiveStage::handle(const LiveVolume& v, bool analyse) {
+  IngestLatency latency{v.run, v.index, v.received_ns, v.recorded_ns, now_ns()};
   latency.skipped = !analyse;
   try {
     RunPipeline& p = pipeline_for(v);
-    p.upload(v.header.index, v.payload, v.header.datatype);
+    p.upload(v.index, v.payload, v.type);
     latency.uploaded_ns = now_ns();
     uploaded_.fetch_add(1);
     if (!analyse) {
@@ -55,7 +71,7 @@ void LiveStage::handle(AcceptedVolume v, bool analyse) {
       log_.add(latency);
       return;
     }
-    const TrResult r = p.process(v.header.index);
+    const TrResult r = p.process(v.index);
     latency.motion_ns = r.motion_ns;
     latency.smoothed_ns = r.smoothed_ns;
     latency.stats_ns = r.stats_ns;
@@ -68,7 +84,7 @@ void LiveStage::handle(AcceptedVolume v, bool analyse) {
     if (observer_) observer_(r);
   } catch (const std::exception& e) {
     failed_.fetch_add(1);
-    spdlog::error("run {} volume {}: live stage failed: {}", v.header.run, v.header.index, e.what());
+    spdlog::error("run {} volume {}: live stage failed: {}", v.run, v.index, e.what());
     log_.add(latency);
   }
 }
@@ -82,10 +98,10 @@ void LiveStage::run() {
     }
     // Whatever else is already waiting: upload it all, analyse only the newest.
     while (std::optional<AcceptedVolume> next = queue_.pop(std::chrono::milliseconds(0))) {
-      handle(std::move(*v), false);
+      handle(live_volume(*v), false);
       v = std::move(next);
     }
-    handle(std::move(*v), true);
+    handle(live_volume(*v), true);
   }
   try {
     pipeline_.reset();  // the last run's final maps

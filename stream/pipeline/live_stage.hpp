@@ -21,12 +21,25 @@
 
 namespace rtf::stream {
 
+// A volume for the stage, from ingest (AcceptedVolume) or from a recorded session (replay).
+struct LiveVolume {
+  std::string run;
+  int64_t index = 0;
+  ImageHeader grid;  // dims, voxel size, affine, TR (num_volumes 1)
+  DataType type = DataType::kInt16;
+  std::span<const std::byte> payload;
+  int64_t received_ns = 0;
+  int64_t recorded_ns = 0;
+};
+
+LiveVolume live_volume(const AcceptedVolume& v);
+
 struct LiveStageCounters {
-  int64_t uploaded = 0;   // volumes in a device ring
-  int64_t analysed = 0;   // volumes that went through the stages and out
-  int64_t skipped = 0;    // uploaded but not analysed: a newer volume was already waiting
-  int64_t failed = 0;     // volumes the stage could not handle at all (e.g. an upload error)
-  int64_t runs = 0;       // runs seen
+  int64_t uploaded = 0;  // volumes in a device ring
+  int64_t analysed = 0;  // volumes that went through the stages and out
+  int64_t skipped = 0;   // uploaded but not analysed: a newer volume was already waiting
+  int64_t failed = 0;    // volumes the stage could not handle at all (e.g. an upload error)
+  int64_t runs = 0;      // runs seen
 };
 
 class LiveStage {
@@ -41,7 +54,10 @@ class LiveStage {
   void run();
 
   // Processes one volume as run() would (replay: every volume, in order, none skipped).
-  void handle(AcceptedVolume volume, bool analyse);
+  void handle(const LiveVolume& volume, bool analyse);
+
+  // Finishes the current run (its final maps); the next volume starts a new RunPipeline.
+  void finish_run();
 
   // Extra time spent per analysed volume (tests: make processing slower than the data).
   void set_injected_delay(std::chrono::milliseconds delay) { delay_ = delay; }
@@ -49,7 +65,7 @@ class LiveStage {
   LiveStageCounters counters() const;
 
  private:
-  RunPipeline& pipeline_for(const AcceptedVolume& v);
+  RunPipeline& pipeline_for(const LiveVolume& v);
 
   Device& device_;
   PipelineConfig config_;

@@ -2,12 +2,12 @@
 #include "stream/pipeline/pipeline_config.hpp"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
-#include <toml++/toml.h>
 
 namespace rtf::stream {
 
@@ -133,13 +133,14 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
     throw std::invalid_argument(fmt::format("config: line {}: {}", e.source().begin.line, e.description()));
   }
   PipelineConfig c;
-  std::set<std::string> sections{"server", "run", "motion", "smoothing", "glm", "cca", "connectivity", "feedback",
-                                 "outputs"};
+  std::set<std::string> sections{"server", "run",          "motion",   "smoothing", "glm",
+                                 "cca",    "connectivity", "feedback", "outputs"};
   for (auto&& [k, v] : root) {
     if (!sections.count(std::string(k.str())) || !v.is_table()) {
-      throw std::invalid_argument(fmt::format("config: unknown section '{}' (sections: server, run, motion, smoothing, "
-                                              "glm, cca, connectivity, feedback, outputs)",
-                                              k.str()));
+      throw std::invalid_argument(
+          fmt::format("config: unknown section '{}' (sections: server, run, motion, smoothing, "
+                      "glm, cca, connectivity, feedback, outputs)",
+                      k.str()));
     }
   }
   auto table = [&](const char* name) { return root.get_as<toml::table>(name); };
@@ -202,7 +203,8 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   if (const toml::node* n = fb.find("rois")) {
     const toml::array* a = n->as_array();
     if (a == nullptr) fb.fail("rois", "an array of regions");
-    for (size_t i = 0; i < a->size(); ++i) c.feedback_rois.push_back(fb.roi((*a)[i], fmt::format("rois[{}]", i), base_dir));
+    for (size_t i = 0; i < a->size(); ++i)
+      c.feedback_rois.push_back(fb.roi((*a)[i], fmt::format("rois[{}]", i), base_dir));
   }
   fb.read("baseline", c.baseline_condition);
   fb.read("hrf_delay_s", c.hrf_delay_s);

@@ -35,9 +35,9 @@ struct PipelineConfig {
   int64_t max_volumes = 100000;
   int64_t exit_after_runs = 0;
   // [run]: what every run of the session looks like (the design needs it)
-  double tr_s = 0.0;       // 0: from the volumes' headers
-  int64_t volumes = 0;     // the run's length; 0: no design (no GLM, no PSC feedback)
-  std::string events;      // BIDS events.tsv
+  double tr_s = 0.0;    // 0: from the volumes' headers
+  int64_t volumes = 0;  // the run's length; 0: no design (no GLM, no PSC feedback)
+  std::string events;   // BIDS events.tsv
   // [motion]
   bool motion = true;
   std::string motion_reference = "0";
@@ -72,7 +72,7 @@ struct PipelineConfig {
   // [outputs]
   std::string results_pub = "tcp://127.0.0.1:5556";  // "" off
   std::string feedback_tcp = "127.0.0.1:5557";       // "" off
-  std::vector<std::string> feedback_udp;              // HOST:PORT each
+  std::vector<std::string> feedback_udp;             // HOST:PORT each
   // Paths in the file are relative to the file's folder; this is where data (AAL) are looked up.
   std::filesystem::path data_dir;
 };
@@ -87,7 +87,7 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
 // Throws std::invalid_argument naming the first inconsistent setting (e.g. a window larger than the ring).
 void validate(const PipelineConfig& config);
 
-FeedbackMode parse_feedback_mode(const std::string& name);  // roi-psc, differential, connectivity
+FeedbackMode parse_feedback_mode(const std::string& name);          // roi-psc, differential, connectivity
 FeedbackProtocol parse_feedback_protocol(const std::string& name);  // continuous, intermittent
 
 }  // namespace rtf::stream

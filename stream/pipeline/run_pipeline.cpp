@@ -45,14 +45,16 @@ std::vector<int32_t> roi_voxels(const RoiSpec& spec, const ImageHeader& grid, co
     return seed_from_sphere(grid, Eigen::Vector3d(c[0], c[1], c[2]), spec.radius_mm);
   }
   if (!spec.mask.empty()) return seed_from_mask(read_nifti(spec.mask), grid);
-  if (atlas == nullptr) throw std::invalid_argument(fmt::format("ROI {}: an atlas region needs [connectivity] atlas", spec.name));
+  if (atlas == nullptr)
+    throw std::invalid_argument(fmt::format("ROI {}: an atlas region needs [connectivity] atlas", spec.name));
   for (int64_t r = 0; r < atlas->size(); ++r) {
     if (atlas->regions[static_cast<size_t>(r)].name != spec.atlas_region) continue;
     std::vector<int32_t> v;
     for (size_t i = 0; i < atlas->roi_of_voxel.size(); ++i) {
       if (atlas->roi_of_voxel[i] == r) v.push_back(static_cast<int32_t>(i));
     }
-    if (v.empty()) throw std::invalid_argument(fmt::format("ROI {}: the atlas region has no voxel on this grid", spec.name));
+    if (v.empty())
+      throw std::invalid_argument(fmt::format("ROI {}: the atlas region has no voxel on this grid", spec.name));
     return v;
   }
   throw std::invalid_argument(fmt::format("ROI {}: no atlas region named '{}'", spec.name, spec.atlas_region));
@@ -65,7 +67,9 @@ void write_map(const std::filesystem::path& path, const ImageHeader& grid, std::
   write_nifti(path, Image(h, std::move(data)));
 }
 
-std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "n/a"; }
+std::string number(double v) {
+  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "n/a";
+}
 
 }  // namespace
 
@@ -113,8 +117,8 @@ RunPipeline::RunPipeline(Device& device, const PipelineConfig& config, const Ima
   setup_feedback();
   std::string stages;
   for (const std::string& s : active_stages()) stages += (stages.empty() ? "" : ", ") + s;
-  spdlog::info("run {}: {}x{}x{} voxels, TR {} s; stages: {}", run_, grid_.dims[0], grid_.dims[1], grid_.dims[2],
-               tr_s_, stages);
+  spdlog::info("run {}: {}x{}x{} voxels, TR {} s; stages: {}", run_, grid_.dims[0], grid_.dims[1], grid_.dims[2], tr_s_,
+               stages);
 }
 
 RunPipeline::~RunPipeline() {
@@ -164,8 +168,8 @@ void RunPipeline::setup_design() {
     if (!config_.published_map.empty() && published_contrast_ < 0) {
       throw std::invalid_argument(fmt::format("[glm] map: no t contrast named '{}'", config_.published_map));
     }
-    LiveGlmSpec spec{*design_, contrasts_, config_.glm_ar1, std::nullopt, tr_s_,
-                     o.drift == DriftModel::kCosine ? config_.glm_highpass_s : 0.0};
+    LiveGlmSpec spec{*design_,     contrasts_, config_.glm_ar1,
+                     std::nullopt, tr_s_,      o.drift == DriftModel::kCosine ? config_.glm_highpass_s : 0.0};
     if (config_.glm_cumulative) cumulative_ = std::make_unique<CumulativeGlm>(device_, voxels_, spec);
     if (config_.glm_window > 0) sliding_ = std::make_unique<SlidingGlm>(device_, voxels_, spec, config_.glm_window);
   } catch (const std::exception& e) {
@@ -178,7 +182,8 @@ void RunPipeline::setup_design() {
   try {
     const double period = config_.cca_period_s > 0 ? config_.cca_period_s : design_period(events_);
     if (!(period > 0)) throw std::invalid_argument("no [cca] period_s and no repeating condition in the events");
-    cca_ = std::make_unique<SlidingCca>(device_, grid_, config_.cca_window, CcaTemporalBasis::sine_cosine(period, tr_s_));
+    cca_ =
+        std::make_unique<SlidingCca>(device_, grid_, config_.cca_window, CcaTemporalBasis::sine_cosine(period, tr_s_));
     cca_map_ = DeviceBuffer<float>(device_, static_cast<size_t>(voxels_));
   } catch (const std::exception& e) {
     spdlog::error("run {}: CCA off: {}", run_, e.what());
@@ -222,8 +227,9 @@ void RunPipeline::setup_feedback() {
       const RoiSpec& spec = config_.feedback_rois[r];
       for (int32_t v : roi_voxels(spec, grid_, atlas_ ? &atlas_->rois() : nullptr)) {
         if (roi_of_voxel[static_cast<size_t>(v)] >= 0) {
-          throw std::invalid_argument(fmt::format("feedback ROIs {} and {} overlap", spec.name,
-                                                  config_.feedback_rois[static_cast<size_t>(roi_of_voxel[static_cast<size_t>(v)])].name));
+          throw std::invalid_argument(
+              fmt::format("feedback ROIs {} and {} overlap", spec.name,
+                          config_.feedback_rois[static_cast<size_t>(roi_of_voxel[static_cast<size_t>(v)])].name));
         }
         roi_of_voxel[static_cast<size_t>(v)] = static_cast<int32_t>(r);
       }
@@ -408,7 +414,8 @@ TrResult RunPipeline::process(int64_t index) {
       r.rois_in_atlas = m.rows();
       r.connectivity.resize(static_cast<size_t>(m.size()));
       for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        for (Eigen::Index j = 0; j < m.cols(); ++j) r.connectivity[static_cast<size_t>(i * m.cols() + j)] = float(m(i, j));
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+          r.connectivity[static_cast<size_t>(i * m.cols() + j)] = float(m(i, j));
       }
     }
   });

@@ -33,7 +33,7 @@ namespace rtf::stream {
 struct TrResult {
   std::string run;
   int64_t index = 0;
-  std::array<int64_t, 3> dims{0, 0, 0};  // the run's grid
+  std::array<int64_t, 3> dims{0, 0, 0};                  // the run's grid
   Eigen::Matrix4d affine = Eigen::Matrix4d::Identity();  // voxel -> world mm
   std::optional<VolumeMotion> motion;
   std::optional<FeedbackSample> feedback;
@@ -43,9 +43,9 @@ struct TrResult {
   std::vector<float> t_map;          // cumulative GLM t of the published contrast
   std::vector<float> sliding_t_map;  // sliding-window GLM t of the same contrast
   std::vector<float> cca_map;
-  std::vector<float> seed_map;       // sliding-window Fisher z
-  std::vector<float> volume;         // the motion-corrected volume
-  std::vector<float> connectivity;   // atlas R x R sliding-window Pearson r, row-major (NaN rows: missing regions)
+  std::vector<float> seed_map;      // sliding-window Fisher z
+  std::vector<float> volume;        // the motion-corrected volume
+  std::vector<float> connectivity;  // atlas R x R sliding-window Pearson r, row-major (NaN rows: missing regions)
   int64_t rois_in_atlas = 0;
   // Stage completion times (steady clock ns, 0: stage off).
   int64_t motion_ns = 0, smoothed_ns = 0, stats_ns = 0, feedback_ns = 0;

@@ -1,0 +1,109 @@
+// Pipeline flags: registration, and the file + given-flags merge.
+#include "cli/pipeline_flags.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "sim/phantom/template_lookup.hpp"
+
+namespace rtf::cli {
+
+void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
+  auto& v = f.values;
+  cmd.add_option("--config", f.config_file, "Session file (TOML; examples/session.toml); the flags below override it")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--ring", v.ring, "Volumes kept on the device (at least the largest window)")
+      ->check(CLI::Range(int64_t{2}, int64_t{100000}))
+      ->capture_default_str();
+  cmd.add_option("--tr", v.tr_s, "TR in seconds (default: the volumes' headers)")->check(CLI::PositiveNumber);
+  cmd.add_option("--volumes", v.volumes, "Volumes per run (the design's length; needed for GLM and feedback)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--events", v.events, "BIDS events.tsv of the runs (design for GLM, CCA and feedback)")
+      ->check(CLI::ExistingFile);
+  cmd.add_flag("--no-motion", f.no_motion, "No motion correction");
+  cmd.add_option("--motion-ref", v.motion_reference,
+                 "Motion reference: a volume index of each run, or a 3D NIfTI on the runs' grid")
+      ->capture_default_str();
+  cmd.add_option("--fwhm", v.smoothing_fwhm_mm, "Smoothing (mm) before the statistics; 0: off")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--contrast", v.contrasts, "NAME=EXPR over the design's columns (repeatable)");
+  cmd.add_option("--glm-window", v.glm_window, "Sliding-window GLM length in volumes (0: off)")->capture_default_str();
+  cmd.add_option("--cca-window", v.cca_window, "Sliding-window CCA length in volumes")->capture_default_str();
+  cmd.add_option("--atlas", v.atlas, "ROI x ROI atlas: aal, a label NIfTI, or '' (off)")->capture_default_str();
+  cmd.add_option("--feedback-roi", f.feedback_roi, "Feedback ROI as a sphere: x,y,z[,radius] in world mm");
+  cmd.add_option("--baseline", v.baseline_condition, "Baseline condition of the events (default: rest)");
+  cmd.add_option("--results-pub", v.results_pub, "ZeroMQ PUB endpoint of the per-TR results ('' off)")
+      ->capture_default_str();
+  cmd.add_option("--feedback-tcp", v.feedback_tcp, "HOST:PORT of the feedback line server ('' off)")
+      ->capture_default_str();
+  cmd.add_option("--feedback-udp", v.feedback_udp, "HOST:PORT to send each feedback line to (repeatable)");
+  cmd.add_flag("--no-outputs", f.no_outputs, "No PUB, TCP or UDP outputs");
+}
+
+stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::App& cmd) {
+  stream::PipelineConfig c = f.config_file.empty() ? stream::PipelineConfig{} : stream::load_pipeline_config(f.config_file);
+  const stream::PipelineConfig& o = f.values;
+  auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
+  if (given("--listen")) c.listen = o.listen;
+  if (given("--session-dir")) c.session_dir = o.session_dir;
+  if (given("--session")) c.session = o.session;
+  if (given("--fsync")) c.fsync = o.fsync;
+  if (given("--ring")) c.ring = o.ring;
+  if (given("--queue")) c.queue = o.queue;
+  if (given("--max-volumes")) c.max_volumes = o.max_volumes;
+  if (given("--exit-after-runs")) c.exit_after_runs = o.exit_after_runs;
+  if (given("--tr")) c.tr_s = o.tr_s;
+  if (given("--volumes")) c.volumes = o.volumes;
+  if (given("--events")) c.events = o.events;
+  if (given("--motion-ref")) c.motion_reference = o.motion_reference;
+  if (f.no_motion) c.motion = false;
+  if (given("--fwhm")) c.smoothing_fwhm_mm = o.smoothing_fwhm_mm;
+  if (given("--contrast")) c.contrasts = o.contrasts;
+  if (given("--glm-window")) c.glm_window = o.glm_window;
+  if (given("--cca-window")) c.cca_window = o.cca_window;
+  if (given("--atlas")) c.atlas = o.atlas;
+  if (given("--feedback-roi")) {
+    double x = 0, y = 0, z = 0, r = 8;
+    if (std::sscanf(f.feedback_roi.c_str(), "%lf,%lf,%lf,%lf", &x, &y, &z, &r) < 3) {
+      throw std::invalid_argument("--feedback-roi '" + f.feedback_roi + "': expected x,y,z[,radius] in mm");
+    }
+    stream::RoiSpec roi;
+    roi.name = "roi";
+    roi.sphere_mm = std::array<double, 3>{x, y, z};
+    roi.radius_mm = r;
+    c.feedback_rois = {roi};
+  }
+  if (given("--baseline")) c.baseline_condition = o.baseline_condition;
+  if (given("--results-pub")) c.results_pub = o.results_pub;
+  if (given("--feedback-tcp")) c.feedback_tcp = o.feedback_tcp;
+  if (given("--feedback-udp")) c.feedback_udp = o.feedback_udp;
+  if (f.no_outputs) {
+    c.results_pub.clear();
+    c.feedback_tcp.clear();
+    c.feedback_udp.clear();
+  }
+  // Windows longer than the ring cannot be computed: shorten them to the ring, and say so.
+  for (auto [name, window] : {std::pair<const char*, int64_t*>{"GLM", &c.glm_window},
+                              {"CCA", &c.cca_window}, {"connectivity", &c.connectivity_window}}) {
+    if (*window > c.ring) {
+      spdlog::warn("{} window {} is longer than the ring ({}): using {}", name, *window, c.ring, c.ring);
+      *window = c.ring;
+    }
+  }
+  if (c.data_dir.empty()) {
+    try {
+      c.data_dir =
+          sim::find_installed_data("mricron/aal.nii.gz", sim::executable_dir()).parent_path().parent_path();
+    } catch (const std::exception&) {
+      if (c.atlas == "aal") {
+        spdlog::warn("the AAL atlas is not installed (scripts/fetch-data.sh): ROI x ROI connectivity off");
+        c.atlas.clear();
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace rtf::cli
