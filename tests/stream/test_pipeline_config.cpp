@@ -1,0 +1,101 @@
+// The session file: every section and key of examples/session.toml parses into PipelineConfig with relative paths
+// resolved against the file's folder; typos and wrong types are errors that name the key; validation catches
+// inconsistent settings.
+#include <gtest/gtest.h>
+
+#include "stream/pipeline/pipeline_config.hpp"
+#include "tests/support/data_paths.hpp"
+
+namespace rtf::stream {
+namespace {
+
+std::string error_of(std::string_view text) {
+  try {
+    parse_pipeline_config(text);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(PipelineConfig, TheExampleSessionFileParses) {
+  const auto path = std::filesystem::path(RTF_TEST_DATA_DIR).parent_path().parent_path() / "examples" / "session.toml";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  const PipelineConfig c = load_pipeline_config(path);
+  EXPECT_EQ(c.listen, "tcp://127.0.0.1:5555");
+  EXPECT_EQ(std::filesystem::path(c.session_dir), path.parent_path() / "sessions" / "sub-01");  // relative to the file
+  EXPECT_GT(c.ring, 0);
+  EXPECT_FALSE(c.feedback_rois.empty());
+  EXPECT_TRUE(c.feedback_rois[0].sphere_mm.has_value());
+  EXPECT_NO_THROW(validate(c));
+}
+
+TEST(PipelineConfig, KeysAndTypes) {
+  const PipelineConfig c = parse_pipeline_config(R"(
+[server]
+session_dir = "/data/s1"
+ring = 40
+[run]
+tr = 2
+volumes = 120
+events = "events.tsv"
+[motion]
+reference = 5
+[glm]
+sliding_window = 25
+contrasts = ["task=task", "eff=task; task"]
+[connectivity]
+atlas = ""
+seed = { sphere_mm = [0, -52, 26], radius_mm = 6 }
+[feedback]
+mode = "differential"
+rois = [ { sphere_mm = [-38, -24, 56] }, { mask = "b.nii.gz", name = "B" } ]
+[outputs]
+feedback_udp = ["127.0.0.1:7000"]
+)",
+                                                 "/base");
+  EXPECT_EQ(c.ring, 40);
+  EXPECT_DOUBLE_EQ(c.tr_s, 2.0);  // an integer where a number is expected is fine
+  EXPECT_EQ(c.events, "/base/events.tsv");
+  EXPECT_EQ(c.motion_reference, "5");
+  EXPECT_EQ(c.contrasts.size(), 2u);
+  EXPECT_TRUE(c.atlas.empty());
+  ASSERT_TRUE(c.seed.has_value());
+  EXPECT_DOUBLE_EQ(c.seed->radius_mm, 6.0);
+  EXPECT_EQ(c.feedback_mode, FeedbackMode::kDifferentialPsc);
+  ASSERT_EQ(c.feedback_rois.size(), 2u);
+  EXPECT_EQ(c.feedback_rois[1].mask, "/base/b.nii.gz");
+  EXPECT_EQ(c.feedback_rois[1].name, "B");
+  EXPECT_EQ(c.feedback_udp.size(), 1u);
+  EXPECT_NO_THROW(validate(c));
+}
+
+TEST(PipelineConfig, MistakesNameTheKey) {
+  EXPECT_NE(error_of("[server]\nrign = 4\n").find("unknown key 'rign' in [server]"), std::string::npos);
+  EXPECT_NE(error_of("[sever]\n").find("unknown section 'sever'"), std::string::npos);
+  EXPECT_NE(error_of("[server]\nring = \"many\"\n").find("[server] ring must be an integer"), std::string::npos);
+  EXPECT_NE(error_of("[server]\nring = -3\n").find("non-negative"), std::string::npos);
+  EXPECT_NE(error_of("[glm]\ncontrasts = [1, 2]\n").find("array of strings"), std::string::npos);
+  EXPECT_NE(error_of("[feedback]\nmode = \"psc\"\n").find("roi-psc, differential or connectivity"), std::string::npos);
+  EXPECT_NE(error_of("[feedback]\nrois = [ { sphere_mm = [1, 2] } ]\n").find("three numbers"), std::string::npos);
+  EXPECT_NE(error_of("[feedback]\nrois = [ { sphere_mm = [1, 2, 3], mask = \"m\" } ]\n").find("exactly one"),
+            std::string::npos);
+  EXPECT_NE(error_of("[server\n").find("line 1"), std::string::npos);  // TOML syntax errors give the line
+}
+
+TEST(PipelineConfig, ValidationCatchesInconsistentSettings) {
+  PipelineConfig c = upload_only_config("/tmp/x", 16);
+  EXPECT_NO_THROW(validate(c));
+  c.glm_window = 20;
+  EXPECT_THROW(validate(c), std::invalid_argument);  // longer than the ring
+  c = upload_only_config("", 16);
+  EXPECT_THROW(validate(c), std::invalid_argument);  // no session directory
+  c = upload_only_config("/tmp/x", 16);
+  c.feedback = true;
+  c.feedback_mode = FeedbackMode::kConnectivity;
+  c.feedback_rois.resize(1);
+  EXPECT_THROW(validate(c), std::invalid_argument);  // connectivity needs two ROIs
+}
+
+}  // namespace
+}  // namespace rtf::stream
