@@ -1,30 +1,77 @@
 #!/usr/bin/env bash
-# The README's demo command. Until the live path exists (later issues), it runs the foundation commands
-# on a real BOLD run installed from Debian's python3-nitime package and prints a short summary:
-#   slice-timing correction -> detrending -> brain mask -> smoothing inside the mask.
-# Outputs go to ${RTF_DEMO_OUT:-demo-out}/.
+# The README's demo command: the live demo. Installs what is missing, builds rtfmri, then
+#   1. makes a synthetic BOLD run with the simulator (Colin27 head, realistic motion, a 10 s on/off block design that
+#      activates the motor cortex; RTF_DEMO_VOLUMES volumes, TR 1 s),
+#   2. starts the live server (`rtfmri run`) with every stage on and the feedback ROI on the left motor cortex,
+#   3. connects the example stimulus-side client (examples/feedback_client.py) to the feedback port,
+#   4. replays the run into the server like a scanner, at RTF_DEMO_SPEED x real time,
+# and prints each TR's feedback value and motion as the client receives them, then the server's latency summary.
+# The session directory (recorded volumes, motion.tsv, feedback.tsv, the final t, CCA and seed maps as NIfTI,
+# latency.jsonl) is left in ${RTF_DEMO_OUT:-demo-out}/session. Any OpenCL device works: the GPU if present, else PoCL.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${RTF_BUILD_DIR:-$ROOT/build}"
 OUT="${RTF_DEMO_OUT:-$ROOT/demo-out}"
+VOLUMES="${RTF_DEMO_VOLUMES:-80}"
+SPEED="${RTF_DEMO_SPEED:-2}"
 
 bash "$ROOT/scripts/setup.sh"
 bash "$ROOT/scripts/fetch-data.sh" "$BUILD/data"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target rtfmri
 RTFMRI="$BUILD/cli/rtfmri"
-BOLD="$BUILD/data/nitime/fmri1.nii.gz"
+rm -rf "$OUT"
 mkdir -p "$OUT"
+
+# Free loopback ports for the three sockets (the defaults may be taken on a shared machine).
+read -r INGEST_PORT FEEDBACK_PORT PUB_PORT < <(python3 - <<'PY'
+import socket
+ports = []
+sockets = []
+for _ in range(3):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    sockets.append(s)
+    ports.append(s.getsockname()[1])
+print(*ports)
+PY
+)
 
 echo "== OpenCL devices"
 "$RTFMRI" devices
-echo "== input: real BOLD from python3-nitime"
-"$RTFMRI" info "$BOLD"
-echo "== pipeline"
-"$RTFMRI" slicetime "$BOLD" "$OUT/bold_st.nii.gz" --order ascending
-"$RTFMRI" detrend "$OUT/bold_st.nii.gz" "$OUT/bold_st_dt.nii.gz" --poly 2
-"$RTFMRI" mask "$OUT/bold_st_dt.nii.gz" "$OUT/mask.nii.gz" --mean
-"$RTFMRI" smooth "$OUT/bold_st_dt.nii.gz" "$OUT/bold_st_dt_s6.nii.gz" --fwhm 6 --mask "$OUT/mask.nii.gz"
-echo "== result"
-"$RTFMRI" info "$OUT/bold_st_dt_s6.nii.gz"
-echo "demo: outputs in $OUT: bold_st (slice-timed), bold_st_dt (detrended), mask, bold_st_dt_s6 (smoothed)"
+echo "== 1. simulator: a phantom run with known motion and activation"
+"$RTFMRI" sim phantom --out "$OUT/phantom" --volumes "$VOLUMES" --tr 1 --block-on 10 --block-off 10 --psc 3 --seed 7
+
+echo "== 2. live server"
+"$RTFMRI" run --session-dir "$OUT/session" --listen "tcp://127.0.0.1:$INGEST_PORT" \
+  --feedback-tcp "127.0.0.1:$FEEDBACK_PORT" --results-pub "tcp://127.0.0.1:$PUB_PORT" \
+  --events "$OUT/phantom/events.tsv" --volumes "$VOLUMES" --tr 1 --feedback-roi=-38,-24,56,8 \
+  --fsync none --exit-after-runs 1 >"$OUT/server.log" 2>&1 &
+SERVER=$!
+cleanup() { kill "$SERVER" "${CLIENT:-}" 2>/dev/null || true; }
+trap cleanup EXIT
+for _ in $(seq 1 300); do
+  grep -q "feedback: TCP lines" "$OUT/server.log" 2>/dev/null && break
+  kill -0 "$SERVER" 2>/dev/null || { cat "$OUT/server.log"; echo "demo: the server did not start" >&2; exit 1; }
+  sleep 0.1
+done
+grep -E "device|listening|results|feedback" "$OUT/server.log" | sed 's/^/   server: /'
+
+echo "== 3. stimulus-side client (examples/feedback_client.py): one line per TR"
+python3 "$ROOT/examples/feedback_client.py" --port "$FEEDBACK_PORT" --retry 0.2 2>/dev/null &
+CLIENT=$!
+sleep 0.5
+
+echo "== 4. scanner: replaying the run at ${SPEED}x real time (TR 1 s)"
+"$RTFMRI" sim replay "$OUT/phantom/bold.nii.gz" --to "tcp://127.0.0.1:$INGEST_PORT" --speed "$SPEED" \
+  >"$OUT/replay.log" 2>&1
+wait "$SERVER"
+kill "$CLIENT" 2>/dev/null || true
+trap - EXIT
+
+echo "== server summary"
+sed -n '/^ingest:/,$p' "$OUT/server.log"
+echo "== outputs in $OUT/session/runs/run-01"
+ls "$OUT/session/runs/run-01"
+echo "demo: feedback.tsv and motion.tsv hold every analysed TR; glm_cumulative_task_t.nii.gz and cca.nii.gz are the"
+echo "      run's final maps, connectivity_cumulative_r.tsv its AAL matrix; ../../latency*.json* the per-stage latencies."
