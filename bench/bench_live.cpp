@@ -1,0 +1,178 @@
+// Live server benchmark (issue 6): end-to-end latency per volume through the real server in one process. A phantom
+// run (Colin27, realistic motion, block design) is replayed over loopback ZeroMQ into IngestCore + ZmqIngestServer,
+// recorded, and run through the LiveStage with every stage on (motion, smoothing, cumulative and sliding GLM, CCA,
+// seed map, AAL matrices, feedback ROI and value), and out through the PUB socket and the TCP feedback server to a
+// connected client. Per stage and end to end (volume fully received -> feedback line handed to the TCP server),
+// p50/p95/p99/max over the analysed volumes after the first `--warmup` (the first volume builds the run's kernels).
+// JSON lines on stdout.
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <thread>
+
+#include "bench/bench_stats.hpp"
+#include "core/util/quantiles.hpp"
+#include "sim/phantom/phantom.hpp"
+#include "sim/replay/replay.hpp"
+#include "stream/pipeline/live_stage.hpp"
+#include "stream/server/ingest_core.hpp"
+#include "stream/server/zmq_ingest_server.hpp"
+
+namespace {
+
+struct Options {
+  std::string device;
+  std::string data_dir = "build/data";
+  std::string work_dir = "/tmp";
+  int64_t volumes = 200;
+  int warmup = 20;
+  double period_s = 1.0;  // seconds between volumes (the TR at 1x)
+  bool fsync = false;
+};
+
+void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> dims, double voxel_mm) {
+  using namespace rtf;
+  sim::PhantomSpec spec;
+  spec.template_path = std::filesystem::path(opt.data_dir) / "mricron/ch2bet.nii.gz";
+  spec.grid = dims;
+  spec.voxel_mm = {voxel_mm, voxel_mm, voxel_mm};
+  spec.volumes = opt.volumes;
+  spec.tr_s = 1.0;
+  spec.block_on_s = 20.0;
+  spec.block_off_s = 20.0;
+  sim::PhantomResult ph = sim::make_phantom(spec);
+  for (float& v : ph.bold.data()) v = std::round(v);
+  ph.bold.header().source_type = DataType::kInt16;
+  const std::filesystem::path dir = std::filesystem::path(opt.work_dir) / fmt::format("rtfmri-bench-live-{}", getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream events(dir / "events.tsv");
+    events << "onset\tduration\ttrial_type\n";
+    for (const sim::Event& e : ph.spec.events) events << e.onset_s << "\t" << e.duration_s << "\ttask\n";
+  }
+  stream::PipelineConfig c;
+  c.session_dir = (dir / "session").string();
+  c.ring = 128;
+  c.tr_s = 1.0;
+  c.volumes = opt.volumes;
+  c.events = (dir / "events.tsv").string();
+  c.cca_period_s = spec.block_on_s + spec.block_off_s;
+  c.glm_window = 100;
+  c.cca_window = 100;
+  c.connectivity_window = 100;
+  c.data_dir = opt.data_dir;
+  stream::RoiSpec m1;
+  m1.name = "M1_L";
+  m1.sphere_mm = std::array<double, 3>{-38.0, -24.0, 56.0};
+  c.feedback_rois = {m1};
+  c.seed = m1;
+  c.results_pub = "tcp://127.0.0.1:*";
+  c.feedback_tcp = "127.0.0.1:0";
+  stream::IngestOptions ingest;
+  ingest.recorder.fsync = opt.fsync ? stream::FsyncPolicy::kEveryVolume : stream::FsyncPolicy::kNone;
+  std::vector<stream::LatencyStage> stages;
+  stream::LiveStageCounters counters;
+  {
+    stream::IngestCore core(c.session_dir, ingest);
+    stream::LatencyLog latency(dir / "session" / "latency.jsonl");
+    zmq::context_t context(1);
+    stream::ZmqServerOptions server_options;
+    server_options.address = "tcp://127.0.0.1:*";
+    stream::ZmqIngestServer server(context, core, server_options);
+    stream::LiveOutputs outputs(context, c);
+    // A feedback client that reads everything (as a stimulus script would).
+    std::thread client([port = outputs.tcp()->port()] {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(port);
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+        char buf[65536];
+        while (::recv(fd, buf, sizeof(buf), 0) > 0) {
+        }
+      }
+      ::close(fd);
+    });
+    stream::LiveStage stage(device, c, core.queue(), latency, c.session_dir, &outputs);
+    std::thread stage_thread([&] { stage.run(); });
+    std::thread server_thread([&] { server.run(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    sim::ReplayOptions r;
+    r.address = server.endpoint();
+    r.tr_s = opt.period_s;
+    r.speed = 1.0;
+    r.finish_timeout_s = 300;
+    const sim::ReplayReport report = sim::replay(ph.bold, r, context);
+    for (int i = 0; i < 600 && static_cast<int64_t>(latency.records().size()) < opt.volumes; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    server.stop();
+    server_thread.join();
+    core.queue().close();
+    stage_thread.join();
+    outputs.stop();
+    client.join();
+    if (!report.ok()) throw std::runtime_error("replay failed");
+    counters = stage.counters();
+    // Quantiles over the analysed volumes after the warm-up.
+    stream::LatencyLog steady("");
+    const auto records = latency.records();
+    for (size_t i = 0; i < records.size(); ++i) {
+      if (records[i].index >= opt.warmup) steady.add(records[i]);
+    }
+    stages = steady.stages();
+  }
+  std::filesystem::remove_all(dir);
+  nlohmann::json per = nlohmann::json::array();
+  for (const auto& s : stages) {
+    per.push_back({{"stage", s.name}, {"n", s.count}, {"p50_ms", s.p50}, {"p95_ms", s.p95}, {"p99_ms", s.p99},
+                   {"max_ms", s.max}});
+  }
+  rtf::bench::print_line({{"bench", "live end to end"},
+                          {"size", fmt::format("{}x{}x{}", dims[0], dims[1], dims[2])},
+                          {"device", device.info().device_name},
+                          {"volumes", opt.volumes},
+                          {"period_ms", opt.period_s * 1e3},
+                          {"warmup_volumes", opt.warmup},
+                          {"fsync", opt.fsync},
+                          {"analysed", counters.analysed},
+                          {"skipped", counters.skipped},
+                          {"stages", per}});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rtfmri live server benchmark: end-to-end latency, JSON lines on stdout"};
+  Options opt;
+  app.add_option("--device", opt.device, "OpenCL device spec (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
+  app.add_option("--data", opt.data_dir, "Directory with mricron/ch2bet.nii.gz and aal.nii.gz")->capture_default_str();
+  app.add_option("--work", opt.work_dir, "Where the session directory is written (and removed)")->capture_default_str();
+  app.add_option("--volumes", opt.volumes, "Volumes per run")->capture_default_str();
+  app.add_option("--warmup", opt.warmup, "Volumes left out of the quantiles")->capture_default_str();
+  app.add_option("--period", opt.period_s, "Seconds between volumes")->capture_default_str();
+  app.add_flag("--fsync", opt.fsync, "fdatasync every volume before its ACK (the server's default)");
+  bool large = true;
+  app.add_flag("!--no-large", large, "Skip 104x104x72");
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));  // stdout carries only the JSON lines
+  try {
+    auto device = rtf::Device::open(opt.device);
+    bench_grid(*device, opt, {64, 64, 33}, 3.0);
+    if (large) bench_grid(*device, opt, {104, 104, 72}, 2.0);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_live: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
