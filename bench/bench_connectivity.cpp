@@ -6,7 +6,8 @@
 // R matrices on the host, while the seed maps run), then the queue is finished. Prints one JSON line per grid:
 // wall-clock median/p95 per TR (total; enqueueing; until the ROI matrices are ready),
 // a per-kernel breakdown of device time (KernelProfile), the host matrix time, and the sliding map's achieved GB/s
-// beside the device's copy bandwidth.
+// beside the device's copy bandwidth. --vector-width sets the seed map kernels' voxels per work-item (0: the device's
+// preferred width; the line reports the width used as seed_vector_width).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 

@@ -7,13 +7,15 @@
 #include <stdexcept>
 
 #include "core/device/launch.hpp"
+#include "core/device/vector_width.hpp"
 
 namespace rtf {
 namespace {
 
 constexpr const char* kSource = "connectivity_seed_map.cl";
-constexpr size_t kLocalSize = 128;
-constexpr int kStatePlanes = 14;  // kernels/connectivity_seed_map.cl
+constexpr size_t kLocalSize = 128;      // one voxel per work-item (GPUs)
+constexpr size_t kVectorLocalSize = 8;  // vector work-items (CPU devices): small groups, as kernels/glm.cl's
+constexpr int kStatePlanes = 14;        // kernels/connectivity_seed_map.cl
 
 std::vector<int32_t> seed_regions(int64_t voxels, std::span<const int32_t> seed_voxels) {
   if (seed_voxels.empty()) throw std::invalid_argument("seed correlation: the seed is empty");
@@ -36,6 +38,7 @@ SeedCorrelation::SeedCorrelation(Device& device, const ImageHeader& grid, std::s
       voxels_(grid.voxels_per_volume()),
       slots_(slots),
       options_(options),
+      vec_(options.vector_width == 0 ? preferred_vector_width(device) : options.vector_width),
       seed_(device, seed_regions(grid.voxels_per_volume(), seed_voxels), 1, slots) {
   if (!options_.sliding && !options_.cumulative) {
     throw std::invalid_argument("seed correlation: neither the sliding nor the cumulative estimate is enabled");
@@ -45,10 +48,14 @@ SeedCorrelation::SeedCorrelation(Device& device, const ImageHeader& grid, std::s
         "seed correlation: a sliding window of {} volumes needs 2 <= W <= {} (the volumes the data buffer holds)",
         options_.window, slots));
   }
+  if (vec_ != 1 && vec_ != 2 && vec_ != 4 && vec_ != 8 && vec_ != 16) {
+    throw std::invalid_argument(
+        fmt::format("seed correlation: vector width {} (0, 1, 2, 4, 8 or 16)", options_.vector_width));
+  }
   seed_valid_.assign(static_cast<size_t>(slots), 0);
   seen_.assign(static_cast<size_t>(slots), 0);
   const auto n = static_cast<size_t>(voxels_);
-  const std::vector<std::string> defines{fmt::format("NVOX={}", voxels_)};
+  const std::vector<std::string> defines{fmt::format("NVOX={}", voxels_), fmt::format("VEC={}", vec_)};
   if (options_.sliding) {
     const auto w = static_cast<size_t>(options_.window);
     window_slots_ = DeviceBuffer<cl_int>(device, w, CL_MEM_READ_ONLY);
@@ -64,6 +71,22 @@ SeedCorrelation::SeedCorrelation(Device& device, const ImageHeader& grid, std::s
     cumulative_kernel_ = device.kernel(kSource, "seed_cumulative_map", defines);
     reset_cumulative();
   }
+}
+
+SeedCorrelation::~SeedCorrelation() {
+  for (const ClEvent& staged : staged_) {
+    if (!staged) continue;
+    cl_event e = staged.get();
+    clWaitForEvents(1, &e);  // a destructor never throws; a failed wait leaves nothing to do
+  }
+}
+
+size_t SeedCorrelation::work_items() const {
+  return (static_cast<size_t>(voxels_) + static_cast<size_t>(vec_) - 1) / static_cast<size_t>(vec_);
+}
+
+size_t SeedCorrelation::local_size() const {
+  return vec_ > 1 ? kVectorLocalSize : kLocalSize;
 }
 
 void SeedCorrelation::set_profile(KernelProfile* profile) {
@@ -112,14 +135,14 @@ ClEvent SeedCorrelation::update(const DeviceBuffer<float>& data, std::span<const
     window_volumes_ = static_cast<int64_t>(window.size());
     set_args(window_kernel_, data, seed_.means(), window_slots_, static_cast<cl_int>(window.size()), maps_[0],
              maps_[1]);
-    last = launch<1>(device_.queue(), window_kernel_, {static_cast<size_t>(voxels_)}, {kLocalSize});
+    last = launch<1>(device_.queue(), window_kernel_, {work_items()}, {local_size()});
     if (profile_) profile_->add("seed sliding map", last);
   }
   if (options_.cumulative) {
     const auto offset = static_cast<cl_ulong>(newest_slot * voxels_);
     set_args(cumulative_kernel_, data, offset, seed_.means(), static_cast<cl_int>(newest_slot), state_, maps_[2],
              maps_[3]);
-    last = launch<1>(device_.queue(), cumulative_kernel_, {static_cast<size_t>(voxels_)}, {kLocalSize});
+    last = launch<1>(device_.queue(), cumulative_kernel_, {work_items()}, {local_size()});
     if (profile_) profile_->add("seed cumulative map", last);
     ++cumulative_volumes_;
   }

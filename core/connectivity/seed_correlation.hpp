@@ -3,7 +3,8 @@
 // course with it and Fisher's z = atanh(r) (core/connectivity/fisher_z.hpp), over a sliding window (the last W volumes,
 // recomputed from them every TR: no add-then-subtract drift) and cumulatively (every volume so far: compensated
 // running sums of deviations from each voxel's first value, updated with one volume per TR). Kernels:
-// kernels/connectivity_seed_map.cl. Constructed once per run; update() allocates nothing.
+// kernels/connectivity_seed_map.cl, VEC voxels per work-item (ConnectivityOptions::vector_width: 1 on GPUs, the
+// native float width on CPU devices by default). Constructed once per run; update() allocates nothing.
 // docs/algorithms/connectivity.md.
 #pragma once
 
@@ -25,9 +26,14 @@ class SeedCorrelation {
  public:
   // `grid`: the EPI grid; `seed_voxels`: voxel indices of the seed (seed_from_mask, seed_from_sphere), non-empty;
   // `slots`: volumes the data buffer holds (a ring's capacity, a series' length). Throws std::invalid_argument for an
-  // empty seed, a voxel index outside the grid, a window < 2 or larger than `slots`, or neither estimate enabled.
+  // empty seed, a voxel index outside the grid, a window < 2 or larger than `slots`, neither estimate enabled, or a
+  // vector width other than 0, 1, 2, 4, 8 or 16.
   SeedCorrelation(Device& device, const ImageHeader& grid, std::span<const int32_t> seed_voxels, int64_t slots,
                   ConnectivityOptions options = {});
+  // Waits for the window-slot uploads still reading host staging memory (the enqueued kernels keep their buffers).
+  ~SeedCorrelation();
+  SeedCorrelation(const SeedCorrelation&) = delete;
+  SeedCorrelation& operator=(const SeedCorrelation&) = delete;
 
   // One TR. `data`: [slot][voxel] floats (DeviceRingBuffer::data(), or a series buffer where volume t is slot t);
   // `slots_in_time_order`: the volumes held, oldest first, whose last W form the sliding window; `newest_slot`: the
@@ -55,15 +61,20 @@ class SeedCorrelation {
   int64_t window_volumes() const { return window_volumes_; }          // volumes in the last sliding window
   int64_t cumulative_volumes() const { return cumulative_volumes_; }  // volumes added to the cumulative sums
   const ConnectivityOptions& options() const { return options_; }
+  int vector_width() const { return vec_; }  // voxels per work-item of the map kernels (options' 0 resolved)
 
   // Attaches a per-kernel device-time breakdown (benchmarks); null detaches. The caller collects it.
   void set_profile(KernelProfile* profile);
 
  private:
+  size_t work_items() const;  // ceil(voxels / vec_)
+  size_t local_size() const;
+
   Device& device_;
   int64_t voxels_;
   int64_t slots_;
   ConnectivityOptions options_;
+  int vec_;
   RoiTimeseries seed_;
   std::vector<uint8_t> seed_valid_;  // per slot: its seed mean is up to date
   std::vector<uint8_t> seen_;        // checked_window scratch

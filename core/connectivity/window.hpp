@@ -1,5 +1,6 @@
-// What the connectivity classes share: their options (sliding window length, which estimates to compute) and the
-// per-TR window bookkeeping: checking the slots a caller passes and picking the sliding window from them.
+// What the connectivity classes share: their options (sliding window length, which estimates to compute, the seed
+// maps' vector width) and the per-TR window bookkeeping: checking the slots a caller passes and picking the sliding
+// window from them.
 // docs/algorithms/connectivity.md.
 #pragma once
 
@@ -16,6 +17,9 @@ struct ConnectivityOptions {
   int64_t window = 100;    // W: volumes in the sliding window (at most the slots of the data buffer)
   bool sliding = true;     // correlation over the last W volumes, recomputed from them every TR
   bool cumulative = true;  // correlation over every volume so far, from running sums
+  // SeedCorrelation's map kernels: voxels per work-item. 0 = preferred_vector_width (core/device/vector_width.hpp: 1 on
+  // GPUs, the native float width on CPU devices), else 1, 2, 4, 8 or 16. RoiCorrelation does not use it.
+  int vector_width = 0;
 };
 
 // Checks one TR's arguments and returns the sliding window: the last min(W, n) entries of `slots_in_time_order`.
