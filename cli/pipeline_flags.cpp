@@ -43,7 +43,8 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
 }
 
 stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::App& cmd) {
-  stream::PipelineConfig c = f.config_file.empty() ? stream::PipelineConfig{} : stream::load_pipeline_config(f.config_file);
+  stream::PipelineConfig c =
+      f.config_file.empty() ? stream::PipelineConfig{} : stream::load_pipeline_config(f.config_file);
   const stream::PipelineConfig& o = f.values;
   auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
   if (given("--listen")) c.listen = o.listen;
@@ -86,7 +87,8 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   }
   // Windows longer than the ring cannot be computed: shorten them to the ring, and say so.
   for (auto [name, window] : {std::pair<const char*, int64_t*>{"GLM", &c.glm_window},
-                              {"CCA", &c.cca_window}, {"connectivity", &c.connectivity_window}}) {
+                              {"CCA", &c.cca_window},
+                              {"connectivity", &c.connectivity_window}}) {
     if (*window > c.ring) {
       spdlog::warn("{} window {} is longer than the ring ({}): using {}", name, *window, c.ring, c.ring);
       *window = c.ring;
@@ -94,8 +96,7 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   }
   if (c.data_dir.empty()) {
     try {
-      c.data_dir =
-          sim::find_installed_data("mricron/aal.nii.gz", sim::executable_dir()).parent_path().parent_path();
+      c.data_dir = sim::find_installed_data("mricron/aal.nii.gz", sim::executable_dir()).parent_path().parent_path();
     } catch (const std::exception&) {
       if (c.atlas == "aal") {
         spdlog::warn("the AAL atlas is not installed (scripts/fetch-data.sh): ROI x ROI connectivity off");

@@ -103,36 +103,39 @@ LiveOutputs::LiveOutputs(zmq::context_t& context, const PipelineConfig& config) 
   }
 }
 
-void LiveOutputs::send(const TrResult& r, IngestLatency& latency, int64_t skipped_since_last) {
-  if (publisher_) {
-    nlohmann::json header = feedback_json(r, latency, skipped_since_last);
-    header["dims"] = r.dims;
-    std::vector<double> affine;
-    for (int i = 0; i < 4; ++i) {
-      for (int k = 0; k < 4; ++k) affine.push_back(r.affine(i, k));
-    }
-    header["affine"] = affine;  // row-major voxel -> world mm
-    std::vector<ResultFrame> frames;
-    const std::vector<int64_t> shape(r.dims.begin(), r.dims.end());
-    auto add = [&](const char* name, const std::vector<float>& data) {
-      if (!data.empty()) frames.push_back(frame(name, data, shape));
-    };
-    if (!r.map_name.empty()) header["t_map_contrast"] = r.map_name;
-    add("volume", r.volume);
-    add("t_map", r.t_map);
-    add("sliding_t_map", r.sliding_t_map);
-    add("cca_map", r.cca_map);
-    add("seed_map", r.seed_map);
-    if (!r.connectivity.empty()) {
-      frames.push_back(frame("connectivity", r.connectivity, {r.rois_in_atlas, r.rois_in_atlas}));
-    }
-    publisher_->publish(std::move(header), frames);
-    latency.published_ns = now_ns();
-  }
+void LiveOutputs::send_feedback(const TrResult& r, IngestLatency& latency, int64_t skipped_since_last) {
   latency.sent_ns = now_ns();
+  if (!tcp_ && !udp_) return;
   const std::string line = feedback_json(r, latency, skipped_since_last).dump();
   if (tcp_) tcp_->publish(line);
   if (udp_) udp_->send(line);
+}
+
+void LiveOutputs::publish(const TrResult& r, IngestLatency& latency, int64_t skipped_since_last) {
+  if (!publisher_) return;
+  nlohmann::json header = feedback_json(r, latency, skipped_since_last);
+  header["dims"] = r.dims;
+  std::vector<double> affine;
+  for (int i = 0; i < 4; ++i) {
+    for (int k = 0; k < 4; ++k) affine.push_back(r.affine(i, k));
+  }
+  header["affine"] = affine;  // row-major voxel -> world mm
+  std::vector<ResultFrame> frames;
+  const std::vector<int64_t> shape(r.dims.begin(), r.dims.end());
+  auto add = [&](const char* name, const std::vector<float>& data) {
+    if (!data.empty()) frames.push_back(frame(name, data, shape));
+  };
+  if (!r.map_name.empty()) header["t_map_contrast"] = r.map_name;
+  add("volume", r.volume);
+  add("t_map", r.t_map);
+  add("sliding_t_map", r.sliding_t_map);
+  add("cca_map", r.cca_map);
+  add("seed_map", r.seed_map);
+  if (!r.connectivity.empty()) {
+    frames.push_back(frame("connectivity", r.connectivity, {r.rois_in_atlas, r.rois_in_atlas}));
+  }
+  publisher_->publish(std::move(header), frames);
+  latency.published_ns = now_ns();
 }
 
 void LiveOutputs::stop() {

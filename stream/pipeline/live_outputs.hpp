@@ -26,8 +26,12 @@ class LiveOutputs {
   // Binds what `config` asks for ([outputs]); throws naming the address when one cannot be bound.
   LiveOutputs(zmq::context_t& context, const PipelineConfig& config);
 
-  // Publishes the result (PUB), then sends the feedback line (TCP, UDP); stamps latency.published_ns and sent_ns.
-  void send(const TrResult& result, IngestLatency& latency, int64_t skipped_since_last);
+  // The feedback line to the TCP clients and UDP destinations; stamps latency.sent_ns. First: it is what a stimulus
+  // script waits for.
+  void send_feedback(const TrResult& result, IngestLatency& latency, int64_t skipped_since_last);
+
+  // The result with its maps (RunPipeline::read_maps) on the PUB socket; stamps latency.published_ns.
+  void publish(const TrResult& result, IngestLatency& latency, int64_t skipped_since_last);
 
   // Closes the TCP server (clients are disconnected).
   void stop();

@@ -71,13 +71,18 @@ void LiveStage::handle(const LiveVolume& v, bool analyse) {
       log_.add(latency);
       return;
     }
-    const TrResult r = p.process(v.index);
+    TrResult r = p.process(v.index);
     latency.motion_ns = r.motion_ns;
     latency.smoothed_ns = r.smoothed_ns;
     latency.stats_ns = r.stats_ns;
     latency.feedback_ns = r.feedback_ns;
     if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
-    if (outputs_ != nullptr) outputs_->send(r, latency, skipped_since_sent_);
+    // The feedback line first (a stimulus script waits for it), then the maps for viewers and observers.
+    if (outputs_ != nullptr) outputs_->send_feedback(r, latency, skipped_since_sent_);
+    if ((outputs_ != nullptr && outputs_->publisher() != nullptr) || observer_) {
+      p.read_maps(r);
+      if (outputs_ != nullptr) outputs_->publish(r, latency, skipped_since_sent_);
+    }
     skipped_since_sent_ = 0;
     analysed_.fetch_add(1);
     log_.add(latency);

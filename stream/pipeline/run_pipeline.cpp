@@ -387,7 +387,14 @@ TrResult RunPipeline::process(int64_t index) {
       std::fflush(feedback_log_);
     }
   }
-  // Host copies for the outputs.
+  if (config_.volumes > 0 && index == config_.volumes - 1) finish();  // the run's last volume: write its maps now
+  return r;
+}
+
+void RunPipeline::read_maps(TrResult& r) {
+  const int64_t index = r.index;
+  const int64_t slot = raw_ring_.slot_of(index);
+  const bool in_design = design_ && index < design_->x.rows();
   auto q = device_.queue();
   const auto n = static_cast<size_t>(voxels_);
   guarded("read-back", r, [&] {
@@ -419,8 +426,6 @@ TrResult RunPipeline::process(int64_t index) {
       }
     }
   });
-  if (config_.volumes > 0 && index == config_.volumes - 1) finish();  // the run's last volume: write its maps now
-  return r;
 }
 
 void RunPipeline::finish() {

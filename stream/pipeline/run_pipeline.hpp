@@ -29,7 +29,8 @@
 
 namespace rtf::stream {
 
-// One analysed TR. Maps are host copies of the device maps (empty when the stage is off), x fastest.
+// One analysed TR. Maps (filled by RunPipeline::read_maps) are host copies of the device maps (empty when the stage is
+// off), x fastest.
 struct TrResult {
   std::string run;
   int64_t index = 0;
@@ -65,7 +66,11 @@ class RunPipeline {
   void upload(int64_t index, std::span<const std::byte> payload, DataType type);
 
   // Analyses volume `index`, which must be the newest uploaded. Never throws for a stage's failure (see TrResult).
+  // The maps stay on the device: read_maps() fetches them, after the feedback value has gone out.
   TrResult process(int64_t index);
+
+  // Host copies of this TR's maps and matrix into `result` (the corrected volume, the t maps, CCA, seed, R x R).
+  void read_maps(TrResult& result);
 
   // Writes the run's final maps (NIfTI) and matrices (tsv) into the run directory. Idempotent per run.
   void finish();

@@ -36,7 +36,8 @@ std::vector<ReplayedRun> replay_session(Device& device, const PipelineConfig& co
     }
     std::sort(names.begin(), names.end());
   }
-  if (names.empty()) throw std::invalid_argument(fmt::format("{}: no recorded runs (runs/*/journal.jsonl)", session_dir.string()));
+  if (names.empty())
+    throw std::invalid_argument(fmt::format("{}: no recorded runs (runs/*/journal.jsonl)", session_dir.string()));
   PipelineConfig c = config;
   c.session_dir = out_dir.string();
   std::filesystem::create_directories(out_dir);

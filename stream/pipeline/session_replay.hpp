@@ -18,8 +18,8 @@ namespace rtf::stream {
 
 struct ReplayedRun {
   std::string run;
-  int64_t volumes = 0;   // analysed
-  int64_t corrupt = 0;   // journal entries whose payload failed its CRC (left out)
+  int64_t volumes = 0;  // analysed
+  int64_t corrupt = 0;  // journal entries whose payload failed its CRC (left out)
   double seconds = 0.0;
 };
 

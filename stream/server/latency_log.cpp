@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "core/util/quantiles.hpp"
 
 namespace rtf::stream {
@@ -26,10 +28,10 @@ void LatencyLog::add(const IngestLatency& r) {
   fmt::print(
       file_,
       "{{\"run\":\"{}\",\"index\":{},\"received_ns\":{},\"recorded_ms\":{},\"dequeued_ms\":{},\"uploaded_ms\":{},"
-      "\"motion_ms\":{},\"smoothed_ms\":{},\"stats_ms\":{},\"feedback_ms\":{},\"published_ms\":{},\"sent_ms\":{},"
+      "\"motion_ms\":{},\"smoothed_ms\":{},\"stats_ms\":{},\"feedback_ms\":{},\"sent_ms\":{},\"published_ms\":{},"
       "\"skipped\":{}}}\n",
       r.run, r.index, r.received_ns, ms(r.recorded_ns), ms(r.dequeued_ns), ms(r.uploaded_ns), ms(r.motion_ns),
-      ms(r.smoothed_ns), ms(r.stats_ns), ms(r.feedback_ns), ms(r.published_ns), ms(r.sent_ns), r.skipped);
+      ms(r.smoothed_ns), ms(r.stats_ns), ms(r.feedback_ns), ms(r.sent_ns), ms(r.published_ns), r.skipped);
   std::fflush(file_);
 }
 
@@ -40,16 +42,17 @@ std::vector<IngestLatency> LatencyLog::records() const {
 
 std::vector<LatencyStage> LatencyLog::stages() const {
   std::lock_guard lock(mutex_);
-  // Each stage from the previous stage that happened (so skipped stages do not hide their time), and end to end.
+  // Each stage from the previous stage that happened (so skipped stages do not hide their time), and end to end:
+  // received -> feedback line sent (the maps are published after it), or -> the last stage without outputs.
   struct Step {
     const char* name;
     int64_t IngestLatency::*field;
   };
   static constexpr Step kSteps[] = {
-      {"recorded", &IngestLatency::recorded_ns},   {"uploaded", &IngestLatency::uploaded_ns},
-      {"motion", &IngestLatency::motion_ns},       {"smoothed", &IngestLatency::smoothed_ns},
-      {"stats", &IngestLatency::stats_ns},         {"feedback", &IngestLatency::feedback_ns},
-      {"published", &IngestLatency::published_ns}, {"sent", &IngestLatency::sent_ns}};
+      {"recorded", &IngestLatency::recorded_ns}, {"uploaded", &IngestLatency::uploaded_ns},
+      {"motion", &IngestLatency::motion_ns},     {"smoothed", &IngestLatency::smoothed_ns},
+      {"stats", &IngestLatency::stats_ns},       {"feedback", &IngestLatency::feedback_ns},
+      {"sent", &IngestLatency::sent_ns},         {"published", &IngestLatency::published_ns}};
   std::vector<std::vector<double>> per(std::size(kSteps));
   std::vector<double> total;
   for (const auto& r : records_) {
@@ -60,7 +63,8 @@ std::vector<LatencyStage> LatencyLog::stages() const {
       per[i].push_back((t - previous) * 1e-6);
       previous = last = t;
     }
-    if (last != 0 && !r.skipped) total.push_back((last - r.received_ns) * 1e-6);
+    const int64_t end = r.sent_ns != 0 ? r.sent_ns : last;
+    if (end != 0 && !r.skipped) total.push_back((end - r.received_ns) * 1e-6);
   }
   std::vector<LatencyStage> out;
   auto add = [&](std::string name, std::vector<double> v) {
@@ -68,13 +72,15 @@ std::vector<LatencyStage> LatencyLog::stages() const {
     const Quantiles q = quantiles(std::move(v));
     out.push_back({std::move(name), q.count, q.median, q.p95, q.p99, q.max});
   };
-  std::string previous = "received";
+  std::string previous = "received", end_name;
   for (size_t i = 0; i < std::size(kSteps); ++i) {
     if (per[i].empty()) continue;
     add(previous + "->" + kSteps[i].name, std::move(per[i]));
     previous = kSteps[i].name;
   }
-  add("end to end (received->" + previous + ")", std::move(total));
+  const bool any_sent =
+      std::any_of(records_.begin(), records_.end(), [](const IngestLatency& r) { return r.sent_ns != 0; });
+  add("end to end (received->" + (any_sent ? std::string("sent") : previous) + ")", std::move(total));
   return out;
 }
 

@@ -23,8 +23,8 @@ struct IngestLatency {
   int64_t smoothed_ns = 0;   // the smoothed copy in the analysis ring (0: no smoothing)
   int64_t stats_ns = 0;      // GLM, CCA, connectivity done (0: not analysed)
   int64_t feedback_ns = 0;   // the feedback value computed
-  int64_t published_ns = 0;  // results handed to the PUB socket
   int64_t sent_ns = 0;       // feedback line handed to the TCP/UDP outputs: the end of the volume's way
+  int64_t published_ns = 0;  // maps read back and the result handed to the PUB socket (after the feedback line)
   bool skipped = false;      // uploaded but not analysed: a newer volume was waiting (falling behind)
 };
 

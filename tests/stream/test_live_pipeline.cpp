@@ -194,7 +194,7 @@ std::vector<std::vector<std::string>> read_tsv(const std::filesystem::path& path
   return rows;
 }
 
-#define SKIP_WITHOUT_DATA()                                                                       \
+#define SKIP_WITHOUT_DATA()                                                                          \
   if (!test::installed_data("mricron/ch2bet.nii.gz") || !test::installed_data("mricron/aal.nii.gz")) \
   GTEST_SKIP() << test::missing_installed_data("mricron/ch2bet.nii.gz and aal.nii.gz")
 
@@ -305,9 +305,9 @@ TEST(LivePipeline, FallingBehindSkipsVolumesLosesNothingAndCatchesUp) {
   // A volume every 30 ms, each analysed volume held 150 ms longer: the stage cannot keep up.
   const LiveRun live = run_live(f, config, 0.03, 150);
   ASSERT_TRUE(live.report.ok());
-  EXPECT_EQ(live.ingest.recorded, 48);                    // recording never waits
+  EXPECT_EQ(live.ingest.recorded, 48);                                // recording never waits
   EXPECT_EQ(live.counters.uploaded + live.ingest.queue_dropped, 48);  // every volume reached the device (or was
-                                                                       // dropped before it, counted)
+                                                                      // dropped before it, counted)
   EXPECT_GT(live.counters.skipped + live.ingest.queue_dropped, 0);    // it fell behind
   EXPECT_LT(live.counters.analysed, 48);
   ASSERT_FALSE(live.lines.empty());
