@@ -8,11 +8,10 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fstream>
@@ -135,7 +134,11 @@ void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> 
   std::filesystem::remove_all(dir);
   nlohmann::json per = nlohmann::json::array();
   for (const auto& s : stages) {
-    per.push_back({{"stage", s.name}, {"n", s.count}, {"p50_ms", s.p50}, {"p95_ms", s.p95}, {"p99_ms", s.p99},
+    per.push_back({{"stage", s.name},
+                   {"n", s.count},
+                   {"p50_ms", s.p50},
+                   {"p95_ms", s.p95},
+                   {"p99_ms", s.p99},
                    {"max_ms", s.max}});
   }
   rtf::bench::print_line({{"bench", "live end to end"},
@@ -162,14 +165,16 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", opt.warmup, "Volumes left out of the quantiles")->capture_default_str();
   app.add_option("--period", opt.period_s, "Seconds between volumes")->capture_default_str();
   app.add_flag("--fsync", opt.fsync, "fdatasync every volume before its ACK (the server's default)");
-  bool large = true;
-  app.add_flag("!--no-large", large, "Skip 104x104x72");
+  std::string grids = "both";
+  app.add_option("--grids", grids, "Which grids: small (64x64x33), large (104x104x72) or both")
+      ->check(CLI::IsMember({"small", "large", "both"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));  // stdout carries only the JSON lines
   try {
     auto device = rtf::Device::open(opt.device);
-    bench_grid(*device, opt, {64, 64, 33}, 3.0);
-    if (large) bench_grid(*device, opt, {104, 104, 72}, 2.0);
+    if (grids != "large") bench_grid(*device, opt, {64, 64, 33}, 3.0);
+    if (grids != "small") bench_grid(*device, opt, {104, 104, 72}, 2.0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_live: error: %s\n", e.what());
     return 1;

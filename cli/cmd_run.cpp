@@ -142,7 +142,7 @@ void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& gl
           if (core.queue().closed()) return;
           continue;
         }
-        latency.add({v->header.run, v->header.index, v->received_ns, v->recorded_ns});
+        latency.add(ingest_latency(*v));
       }
     });
   }

@@ -26,7 +26,8 @@ nlohmann::json latency_json(const IngestLatency& l) {
   auto add = [&](const char* name, int64_t t) {
     if (t != 0) j[name] = (t - l.received_ns) * 1e-6;
   };
-  add("recorded", l.recorded_ns);
+  add("written", l.written_ns);
+  add("recorded", l.recorded_ns);  // known once durable: in the PUB header usually, in the feedback line rarely
   add("uploaded", l.uploaded_ns);
   add("motion", l.motion_ns);
   add("smoothed", l.smoothed_ns);

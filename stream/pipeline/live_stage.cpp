@@ -37,7 +37,8 @@ LiveVolume live_volume(const AcceptedVolume& v) {
   l.type = v.header.datatype;
   l.payload = v.payload;
   l.received_ns = v.received_ns;
-  l.recorded_ns = v.recorded_ns;
+  l.written_ns = v.written_ns;
+  l.recorded = v.recorded;
   return l;
 }
 
@@ -58,8 +59,25 @@ void LiveStage::finish_run() {
 }
 
 void LiveStage::handle(const LiveVolume& v, bool analyse) {
-  IngestLatency latency{v.run, v.index, v.received_ns, v.recorded_ns, now_ns()};
+  IngestLatency latency;
+  latency.run = v.run;
+  latency.index = v.index;
+  latency.received_ns = v.received_ns;
+  latency.written_ns = v.written_ns;
+  latency.dequeued_ns = now_ns();
   latency.skipped = !analyse;
+  // Durability runs beside analysis; its time is asked for only after this volume's work (and never waited for
+  // before it).
+  auto log = [&] {
+    if (v.recorded) latency.recorded_ns = v.recorded->recorded_ns();
+    log_.add(latency);
+  };
+  if (!taken_[v.run].insert(v.index).second) {
+    // Handed on before it was durable, its recording failed (NACK) and the sender sent it again: analysed already.
+    spdlog::warn("run {} volume {}: arrived again after a failed recording; already analysed, not again", v.run,
+                 v.index);
+    return;
+  }
   try {
     RunPipeline& p = pipeline_for(v);
     p.upload(v.index, v.payload, v.type);
@@ -68,7 +86,7 @@ void LiveStage::handle(const LiveVolume& v, bool analyse) {
     if (!analyse) {
       skipped_.fetch_add(1);
       ++skipped_since_sent_;
-      log_.add(latency);
+      log();
       return;
     }
     TrResult r = p.process(v.index);
@@ -85,12 +103,12 @@ void LiveStage::handle(const LiveVolume& v, bool analyse) {
     }
     skipped_since_sent_ = 0;
     analysed_.fetch_add(1);
-    log_.add(latency);
+    log();
     if (observer_) observer_(r);
   } catch (const std::exception& e) {
     failed_.fetch_add(1);
     spdlog::error("run {} volume {}: live stage failed: {}", v.run, v.index, e.what());
-    log_.add(latency);
+    log();
   }
 }
 

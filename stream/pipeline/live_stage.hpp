@@ -11,6 +11,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/device/device.hpp"
 #include "stream/pipeline/live_outputs.hpp"
@@ -29,7 +32,8 @@ struct LiveVolume {
   DataType type = DataType::kInt16;
   std::span<const std::byte> payload;
   int64_t received_ns = 0;
-  int64_t recorded_ns = 0;
+  int64_t written_ns = 0;                         // handed on by ingest
+  std::shared_ptr<const RecordedStamp> recorded;  // when ingest made it durable (null: not recorded here)
 };
 
 LiveVolume live_volume(const AcceptedVolume& v);
@@ -75,6 +79,7 @@ class LiveStage {
   LiveOutputs* outputs_;
   std::function<void(const TrResult&)> observer_;
   std::unique_ptr<RunPipeline> pipeline_;
+  std::unordered_map<std::string, std::unordered_set<int64_t>> taken_;  // (run, index) already handled
   std::chrono::milliseconds delay_{0};
   int64_t skipped_since_sent_ = 0;
   std::atomic<int64_t> uploaded_{0}, analysed_{0}, skipped_{0}, failed_{0}, runs_{0};

@@ -71,7 +71,7 @@ std::vector<ReplayedRun> replay_session(Device& device, const PipelineConfig& co
       v.grid = e.grid;
       v.type = e.grid.source_type;
       v.payload = bytes;
-      v.received_ns = v.recorded_ns = now_ns();
+      v.received_ns = v.written_ns = now_ns();
       stage.handle(v, true);
       ++r.volumes;
     }

@@ -122,6 +122,15 @@ struct SessionRecorder::Run {
   }
 };
 
+struct SessionRecorder::Pending {
+  Run* run = nullptr;
+  std::string run_name;
+  int64_t index = 0;
+  uint64_t bytes = 0;
+  std::string line;  // the journal line
+  ImageHeader grid;
+};
+
 SessionRecorder::SessionRecorder(std::filesystem::path dir, RecorderOptions options)
     : dir_(std::move(dir)), options_(std::move(options)) {
   std::error_code ec;
@@ -280,6 +289,12 @@ SessionRecorder::Run* SessionRecorder::open_run(const std::string& name, std::st
 }
 
 RecordResult SessionRecorder::record(const RecordedVolume& v) {
+  RecordResult r = begin_record(v);
+  return r.status == RecordStatus::kRecorded ? commit_record() : r;
+}
+
+RecordResult SessionRecorder::begin_record(const RecordedVolume& v) {
+  if (pending_) throw std::logic_error("SessionRecorder::begin_record: the previous volume was not committed");
   const ImageHeader& g = v.grid;
   for (int64_t d : g.dims) {
     if (d < 1 || d > kMaxDim) return rejected(fmt::format("dimension {} outside [1, {}]", d, kMaxDim));
@@ -313,28 +328,42 @@ RecordResult SessionRecorder::record(const RecordedVolume& v) {
   entry.grid.num_volumes = 1;
   entry.grid.description.clear();
   entry.received_s = v.received_s;
-  const std::string line = encode_journal_entry(entry);
+  pending_ = std::make_unique<Pending>(Pending{run, v.run, v.index, expected, encode_journal_entry(entry), entry.grid});
+  if (!pwrite_all(run->bin_fd, v.payload.data(), v.payload.size(), entry.offset)) {
+    return fail_pending("writing volumes.bin");
+  }
+  return {RecordStatus::kRecorded, {}};
+}
+
+// Cuts the files back to where they were before the pending volume, and rejects it with errno's text.
+RecordResult SessionRecorder::fail_pending(const std::string& what) {
+  const std::string reason = errno_text(what);
+  const std::unique_ptr<Pending> p = std::move(pending_);
+  if (::ftruncate(p->run->bin_fd, static_cast<off_t>(p->run->bin_size)) != 0 ||
+      ::ftruncate(p->run->journal_fd, static_cast<off_t>(p->run->journal_size)) != 0) {
+    spdlog::error("run {}: could not cut the files back after a failed write: {}", p->run_name, std::strerror(errno));
+  }
+  spdlog::error("run {}: volume {} not recorded: {}", p->run_name, p->index, reason);
+  return rejected(reason, RejectKind::kWriteFailed);
+}
+
+RecordResult SessionRecorder::commit_record() {
+  if (!pending_) throw std::logic_error("SessionRecorder::commit_record: nothing to commit");
+  Run* run = pending_->run;
+  const std::string& line = pending_->line;
   const bool sync = options_.fsync == FsyncPolicy::kEveryVolume;
-
   // Payload first, then the journal line: a journal line always refers to complete payload bytes.
-  auto undo = [&](const std::string& what) {
-    const std::string reason = errno_text(what);
-    if (::ftruncate(run->bin_fd, static_cast<off_t>(run->bin_size)) != 0 ||
-        ::ftruncate(run->journal_fd, static_cast<off_t>(run->journal_size)) != 0) {
-      spdlog::error("run {}: could not cut the files back after a failed write: {}", v.run, std::strerror(errno));
-    }
-    spdlog::error("run {}: volume {} not recorded: {}", v.run, v.index, reason);
-    return rejected(reason, RejectKind::kWriteFailed);
-  };
-  if (!pwrite_all(run->bin_fd, v.payload.data(), v.payload.size(), entry.offset)) return undo("writing volumes.bin");
-  if (sync && ::fdatasync(run->bin_fd) != 0) return undo("syncing volumes.bin");
-  if (!pwrite_all(run->journal_fd, line.data(), line.size(), run->journal_size)) return undo("writing journal.jsonl");
-  if (sync && ::fdatasync(run->journal_fd) != 0) return undo("syncing journal.jsonl");
+  if (sync && ::fdatasync(run->bin_fd) != 0) return fail_pending("syncing volumes.bin");
+  if (!pwrite_all(run->journal_fd, line.data(), line.size(), run->journal_size)) {
+    return fail_pending("writing journal.jsonl");
+  }
+  if (sync && ::fdatasync(run->journal_fd) != 0) return fail_pending("syncing journal.jsonl");
 
-  run->bin_size += expected;
+  run->bin_size += pending_->bytes;
   run->journal_size += line.size();
-  run->indices.insert(v.index);
-  if (!run->grid) run->grid = entry.grid;
+  run->indices.insert(pending_->index);
+  if (!run->grid) run->grid = pending_->grid;
+  pending_.reset();
   return {RecordStatus::kRecorded, {}};
 }
 

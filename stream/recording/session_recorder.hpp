@@ -75,6 +75,15 @@ class SessionRecorder {
   // errno text in `reason`; the files are cut back to where they were) gives kRejected. Never throws for bad input.
   RecordResult record(const RecordedVolume& volume);
 
+  // record() in two halves, so that a caller can hand the volume on while it is being made durable:
+  // begin_record() checks the volume and writes its payload to volumes.bin (not yet synced), returning kRecorded
+  // (meaning: written, commit pending), kDuplicate or kRejected as record() would; the payload is no longer needed
+  // after it returns. commit_record() then syncs volumes.bin, appends and syncs the journal line, and returns
+  // kRecorded, or kRejected with the files cut back. Exactly one commit_record() must follow each begin_record()
+  // that returned kRecorded, before any other call that records.
+  RecordResult begin_record(const RecordedVolume& volume);
+  RecordResult commit_record();
+
   // Ends a run: appends the end-of-run journal line (once) and writes runs/<run>/bold.nii.gz from the journaled
   // volumes in index order. Missing indices are reported, not invented. Calling it again rewrites the NIfTI.
   RunRecovery finish_run(const std::string& run);
@@ -103,6 +112,9 @@ class SessionRecorder {
  private:
   struct Run;
   Run* open_run(const std::string& run, std::string& error);
+  struct Pending;  // what begin_record() wrote and commit_record() finishes
+  std::unique_ptr<Pending> pending_;
+  RecordResult fail_pending(const std::string& what);
 
   std::filesystem::path dir_;
   RecorderOptions options_;

@@ -105,6 +105,35 @@ std::string IngestCore::handle_frames(std::span<const std::span<const std::byte>
   return reply_text(handle_end_of_run(end));
 }
 
+void RecordedStamp::set(int64_t recorded_ns) {
+  ns_.store(recorded_ns);
+  ns_.notify_all();
+}
+
+int64_t RecordedStamp::wait() const {
+  int64_t v = ns_.load();
+  while (v == 0) {
+    ns_.wait(0);
+    v = ns_.load();
+  }
+  return v;
+}
+
+int64_t RecordedStamp::recorded_ns() const {
+  const int64_t t = wait();
+  return t > 0 ? t : 0;
+}
+
+IngestLatency ingest_latency(const AcceptedVolume& v) {
+  IngestLatency l;
+  l.run = v.header.run;
+  l.index = v.header.index;
+  l.received_ns = v.received_ns;
+  l.written_ns = v.written_ns;
+  if (v.recorded) l.recorded_ns = v.recorded->recorded_ns();
+  return l;
+}
+
 Reply IngestCore::handle_volume(const VolumeHeader& h, std::vector<std::byte>&& payload, int64_t received_ns) {
   std::lock_guard lock(mutex_);
   ++stats_.messages;
@@ -127,24 +156,31 @@ Reply IngestCore::handle_volume(const VolumeHeader& h, std::vector<std::byte>&& 
   volume.payload = payload;
   volume.received_s = unix_now_s();
   volume.crc32 = h.checksum;  // check_payload verified it
-  const RecordResult result = recorder_.record(volume);
-  switch (result.status) {
+  const RecordResult written = recorder_.begin_record(volume);
+  switch (written.status) {
     case RecordStatus::kDuplicate:
       ++stats_.duplicates;
       return Ack{ReplyTo::kVolume, h.session, h.run, h.index, true};
     case RecordStatus::kRejected:
-      return nack(h, code_for(result.kind), result.reason);
+      return nack(h, code_for(written.kind), written.reason);
     case RecordStatus::kRecorded:
       break;
   }
+  // Written: hand it on now, so that analysis runs while the recorder makes it durable; ACK only after that.
+  auto stamp = std::make_shared<RecordedStamp>();
+  queue_.push(AcceptedVolume{h, std::move(payload), received_ns, steady_now_ns(), stamp});  // never waits
+  const RecordResult result = recorder_.commit_record();
+  if (result.status != RecordStatus::kRecorded) {
+    stamp->set(-1);
+    return nack(h, code_for(result.kind), result.reason);
+  }
+  stamp->set(steady_now_ns());
   ++stats_.recorded;
   if (first_of_run_.emplace(h.run, h).second) {
     spdlog::info("run {}/{}: first volume #{} ({}x{}x{} {}, TR {} s)", h.session, h.run, h.index, h.dims[0], h.dims[1],
                  h.dims[2], datatype_to_wire(h.datatype), h.tr_s);
   }
   ++open_run_volumes_[h.run];
-  AcceptedVolume accepted{h, std::move(payload), received_ns, steady_now_ns()};
-  queue_.push(std::move(accepted));  // never waits; a full queue drops its oldest (counted by the queue)
   return Ack{ReplyTo::kVolume, h.session, h.run, h.index, false};
 }
 

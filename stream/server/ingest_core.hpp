@@ -5,6 +5,7 @@
 // Behaviour and reply rules: docs/protocol.md; threading and queue policy: docs/ingest.md.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -22,17 +23,37 @@
 #include "stream/protocol/volume_header.hpp"
 #include "stream/recording/session_recorder.hpp"
 #include "stream/server/drop_oldest_queue.hpp"
+#include "stream/server/latency_log.hpp"
 #include "stream/server/volume_handler.hpp"
 
 namespace rtf::stream {
 
-// A recorded volume on its way to later stages, with its ingest timestamps (steady clock, ns).
+// When a volume handed on before it was durable became durable: set once by the ingest thread, read by later stages
+// (after their own time-critical work, so that they never wait for the disk before it).
+class RecordedStamp {
+ public:
+  void set(int64_t recorded_ns);  // > 0: durably recorded at that time (steady clock, ns); -1: recording failed
+  int64_t wait() const;           // blocks until set; returns what was set
+  int64_t recorded_ns() const;    // wait(), with a failure as 0
+
+ private:
+  std::atomic<int64_t> ns_{0};
+};
+
+// A volume on its way to later stages, with its ingest timestamps (steady clock, ns). It is handed on as soon as its
+// payload is written to volumes.bin, while the recorder makes it durable (fdatasync) and only then ACKs it: analysis
+// does not wait for the disk. `recorded` says when it became durable, or that it failed (it was then NACKed; a
+// resend of it arrives again, and later stages must ignore a (run, index) they have already taken).
 struct AcceptedVolume {
   VolumeHeader header;
   std::vector<std::byte> payload;  // as received: little-endian, x fastest, header.datatype
   int64_t received_ns = 0;         // last frame arrived
-  int64_t recorded_ns = 0;         // durably recorded (the ACK follows at once)
+  int64_t written_ns = 0;          // written to the session files and handed on (durability pending)
+  std::shared_ptr<const RecordedStamp> recorded;
 };
+
+// The ingest part of a volume's latency record (waits until it is durable or failed).
+IngestLatency ingest_latency(const AcceptedVolume& volume);
 
 struct IngestOptions {
   ProtocolLimits limits;

@@ -27,11 +27,13 @@ void LatencyLog::add(const IngestLatency& r) {
   auto ms = [&](int64_t t) { return t == 0 ? std::string("null") : fmt::format("{:.4f}", (t - r.received_ns) * 1e-6); };
   fmt::print(
       file_,
-      "{{\"run\":\"{}\",\"index\":{},\"received_ns\":{},\"recorded_ms\":{},\"dequeued_ms\":{},\"uploaded_ms\":{},"
+      "{{\"run\":\"{}\",\"index\":{},\"received_ns\":{},\"written_ms\":{},\"recorded_ms\":{},\"dequeued_ms\":{},"
+      "\"uploaded_ms\":{},"
       "\"motion_ms\":{},\"smoothed_ms\":{},\"stats_ms\":{},\"feedback_ms\":{},\"sent_ms\":{},\"published_ms\":{},"
       "\"skipped\":{}}}\n",
-      r.run, r.index, r.received_ns, ms(r.recorded_ns), ms(r.dequeued_ns), ms(r.uploaded_ns), ms(r.motion_ns),
-      ms(r.smoothed_ns), ms(r.stats_ns), ms(r.feedback_ns), ms(r.sent_ns), ms(r.published_ns), r.skipped);
+      r.run, r.index, r.received_ns, ms(r.written_ns), ms(r.recorded_ns), ms(r.dequeued_ns), ms(r.uploaded_ns),
+      ms(r.motion_ns), ms(r.smoothed_ns), ms(r.stats_ns), ms(r.feedback_ns), ms(r.sent_ns), ms(r.published_ns),
+      r.skipped);
   std::fflush(file_);
 }
 
@@ -49,13 +51,14 @@ std::vector<LatencyStage> LatencyLog::stages() const {
     int64_t IngestLatency::*field;
   };
   static constexpr Step kSteps[] = {
-      {"recorded", &IngestLatency::recorded_ns}, {"uploaded", &IngestLatency::uploaded_ns},
-      {"motion", &IngestLatency::motion_ns},     {"smoothed", &IngestLatency::smoothed_ns},
-      {"stats", &IngestLatency::stats_ns},       {"feedback", &IngestLatency::feedback_ns},
-      {"sent", &IngestLatency::sent_ns},         {"published", &IngestLatency::published_ns}};
+      {"written", &IngestLatency::written_ns}, {"uploaded", &IngestLatency::uploaded_ns},
+      {"motion", &IngestLatency::motion_ns},   {"smoothed", &IngestLatency::smoothed_ns},
+      {"stats", &IngestLatency::stats_ns},     {"feedback", &IngestLatency::feedback_ns},
+      {"sent", &IngestLatency::sent_ns},       {"published", &IngestLatency::published_ns}};
   std::vector<std::vector<double>> per(std::size(kSteps));
-  std::vector<double> total;
+  std::vector<double> total, recorded;
   for (const auto& r : records_) {
+    if (r.recorded_ns != 0) recorded.push_back((r.recorded_ns - r.received_ns) * 1e-6);
     int64_t previous = r.received_ns, last = 0;
     for (size_t i = 0; i < std::size(kSteps); ++i) {
       const int64_t t = r.*(kSteps[i].field);
@@ -72,7 +75,9 @@ std::vector<LatencyStage> LatencyLog::stages() const {
     const Quantiles q = quantiles(std::move(v));
     out.push_back({std::move(name), q.count, q.median, q.p95, q.p99, q.max});
   };
-  std::string previous = "received", end_name;
+  // Durability runs beside analysis (the volume is handed on once written), so it is not a step of the chain.
+  add("received->recorded (durable, ACK)", std::move(recorded));
+  std::string previous = "received";
   for (size_t i = 0; i < std::size(kSteps); ++i) {
     if (per[i].empty()) continue;
     add(previous + "->" + kSteps[i].name, std::move(per[i]));

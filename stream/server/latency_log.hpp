@@ -16,7 +16,8 @@ struct IngestLatency {
   std::string run;
   int64_t index = 0;
   int64_t received_ns = 0;   // steady clock: last frame received
-  int64_t recorded_ns = 0;   // durably recorded (ACK sent right after)
+  int64_t written_ns = 0;    // written to the session files and handed to analysis (durability pending)
+  int64_t recorded_ns = 0;   // durably recorded, ACK sent right after (0: unknown or failed); runs beside analysis
   int64_t dequeued_ns = 0;   // taken from the queue by the upload stage
   int64_t uploaded_ns = 0;   // float volume complete in the device ring buffer (0: no device stage)
   int64_t motion_ns = 0;     // registered, resliced into the ring, FD/DVARS known (0: no motion stage)

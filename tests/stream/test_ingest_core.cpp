@@ -79,7 +79,9 @@ TEST(IngestCore, RecordsAcknowledgesAndHandsOffInOrder) {
     ASSERT_TRUE(v.has_value());
     EXPECT_EQ(v->header.index, i);
     EXPECT_EQ(v->payload, make_volume(i, static_cast<uint32_t>(i + 10)).payload);
-    EXPECT_GE(v->recorded_ns, v->received_ns);
+    EXPECT_GE(v->written_ns, v->received_ns);
+    ASSERT_NE(v->recorded, nullptr);
+    EXPECT_GE(v->recorded->recorded_ns(), v->written_ns);  // durable after it was handed on
   }
   EXPECT_EQ(core.stats().recorded, 4);
 }

@@ -139,6 +139,31 @@ TEST(SessionRecorder, DuplicatesAreNotStoredTwiceAlsoAfterReopening) {
   EXPECT_EQ(rec.record(volume("r", 2, g, c)).status, RecordStatus::kDuplicate);
 }
 
+TEST(SessionRecorder, BeginThenCommitJournalsOnlyAtCommitAndFreesThePayloadEarly) {
+  TempDir tmp("rtf-rec");
+  const ImageHeader g = make_grid({9, 4, 3}, DataType::kInt16);
+  const auto a = random_payload(g, 11), b = random_payload(g, 12);
+  const auto journal = tmp.path() / "runs" / "r" / "journal.jsonl";
+  SessionRecorder rec(tmp.path());
+  EXPECT_THROW(rec.commit_record(), std::logic_error);  // nothing begun
+  {
+    std::vector<std::byte> payload = a;  // the caller may drop its payload as soon as begin_record returns
+    ASSERT_EQ(rec.begin_record(volume("r", 0, g, payload)).status, RecordStatus::kRecorded);
+    std::fill(payload.begin(), payload.end(), std::byte{0});
+  }
+  EXPECT_TRUE(read_journal(journal).entries.empty());                      // written, not yet journaled
+  EXPECT_THROW(rec.begin_record(volume("r", 1, g, b)), std::logic_error);  // one at a time
+  EXPECT_EQ(rec.commit_record().status, RecordStatus::kRecorded);
+  EXPECT_EQ(read_journal(journal).entries.size(), 1u);
+  EXPECT_EQ(rec.begin_record(volume("r", 0, g, b)).status, RecordStatus::kDuplicate);  // nothing pending after it
+  EXPECT_EQ(rec.record(volume("r", 1, g, b)).status, RecordStatus::kRecorded);
+  const RunRecovery done = rec.finish_run("r");
+  ASSERT_TRUE(done.complete());
+  const Image image = read_nifti(done.nifti);
+  expect_volume_equals(image, 0, g, a);
+  expect_volume_equals(image, 1, g, b);
+}
+
 TEST(SessionRecorder, InconsistentOrInvalidVolumesAreRejectedWithAReason) {
   TempDir tmp("rtf-rec");
   SessionRecorder rec(tmp.path(), {FsyncPolicy::kNone, ""});

@@ -1,0 +1,83 @@
+// ctest-label: gpu
+// LiveStage on its own (no network): a volume handed on before it was durable can come back when its recording
+// failed and the sender resent it; the stage must take each (run, index) once. The latency record waits for the
+// recorder's verdict (durable time, or failure as 0) but only after the volume's own work.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+#include "stream/pipeline/live_stage.hpp"
+#include "stream/server/ingest_core.hpp"
+#include "stream/server/latency_log.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_device.hpp"
+
+namespace rtf::stream {
+namespace {
+
+AcceptedVolume make_volume(int64_t index, std::shared_ptr<RecordedStamp> stamp) {
+  AcceptedVolume v;
+  v.header.session = "s";
+  v.header.run = "r";
+  v.header.index = index;
+  v.header.dims = {7, 5, 3};
+  v.header.voxel_mm = {2.0, 2.0, 2.0};
+  v.header.tr_s = 1.0;
+  v.header.datatype = DataType::kInt16;
+  v.payload.resize(7 * 5 * 3 * 2);
+  for (size_t i = 0; i < v.payload.size(); i += 2) {
+    const auto value = static_cast<int16_t>(100 + index + static_cast<int64_t>(i));
+    std::memcpy(v.payload.data() + i, &value, 2);
+  }
+  v.received_ns = steady_now_ns();
+  v.written_ns = v.received_ns + 1;
+  v.recorded = std::move(stamp);
+  return v;
+}
+
+TEST(LiveStage, AVolumeResentAfterAFailedRecordingIsTakenOnce) {
+  test::TempDir tmp;
+  DropOldestQueue<AcceptedVolume> queue(8);
+  LatencyLog latency("");
+  const PipelineConfig config = upload_only_config(tmp.path(), 4);
+  LiveStage stage(test::test_device(), config, queue, latency, tmp.path(), nullptr);
+
+  auto failed = std::make_shared<RecordedStamp>();
+  failed->set(-1);  // its recording failed: NACKed, so the sender sends it again
+  const AcceptedVolume first = make_volume(0, failed);
+  stage.handle(live_volume(first), true);
+  auto durable = std::make_shared<RecordedStamp>();
+  const AcceptedVolume again = make_volume(0, durable);
+  const int64_t durable_at = again.written_ns + 5;
+  durable->set(durable_at);
+  stage.handle(live_volume(again), true);
+  const AcceptedVolume next = make_volume(1, durable);
+  stage.handle(live_volume(next), true);
+
+  EXPECT_EQ(stage.counters().uploaded, 2);
+  EXPECT_EQ(stage.counters().analysed, 2);
+  const auto records = latency.records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].index, 0);
+  EXPECT_EQ(records[0].recorded_ns, 0);  // failure: no durable time
+  EXPECT_EQ(records[1].index, 1);
+  EXPECT_EQ(records[1].recorded_ns, durable_at);
+}
+
+TEST(RecordedStamp, WaitBlocksUntilTheIngestThreadSetsIt) {
+  RecordedStamp stamp;
+  std::thread ingest([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stamp.set(1234);
+  });
+  EXPECT_EQ(stamp.recorded_ns(), 1234);
+  ingest.join();
+  RecordedStamp failed;
+  failed.set(-1);
+  EXPECT_EQ(failed.wait(), -1);
+  EXPECT_EQ(failed.recorded_ns(), 0);
+}
+
+}  // namespace
+}  // namespace rtf::stream
