@@ -101,6 +101,7 @@ void LiveStage::handle(const LiveVolume& v, bool analyse) {
       p.read_maps(r);
       if (outputs_ != nullptr) outputs_->publish(r, latency, skipped_since_sent_);
     }
+    if (p.is_last(v.index)) p.finish();  // the run's last volume: its maps now, after its outputs went out
     skipped_since_sent_ = 0;
     analysed_.fetch_add(1);
     log();

@@ -387,7 +387,6 @@ TrResult RunPipeline::process(int64_t index) {
       std::fflush(feedback_log_);
     }
   }
-  if (config_.volumes > 0 && index == config_.volumes - 1) finish();  // the run's last volume: write its maps now
   return r;
 }
 

@@ -74,6 +74,8 @@ class RunPipeline {
 
   // Writes the run's final maps (NIfTI) and matrices (tsv) into the run directory. Idempotent per run.
   void finish();
+  // Whether `index` is the run's last volume (config volumes), after which finish() can run at once.
+  bool is_last(int64_t index) const { return config_.volumes > 0 && index == config_.volumes - 1; }
 
   const std::string& run() const { return run_; }
   const ImageHeader& grid() const { return grid_; }
