@@ -233,7 +233,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-listen", o->no_listen, "Do not bind the protocol-1 ROUTER socket (e.g. pyneal only)");
   cmd->add_option("--pyneal", o->pyneal,
-                  "Also accept pyneal_scanner on this ZeroMQ PAIR endpoint (docs/pyneal.md), e.g. tcp://0.0.0.0:5556");
+                  "Also accept pyneal_scanner on this ZeroMQ PAIR endpoint (docs/pyneal.md), e.g. tcp://0.0.0.0:5560");
   cmd->add_option("--pyneal-run", o->pyneal_run, "Run id of volumes from pyneal")->capture_default_str();
   cmd->add_option("--pyneal-tr", o->pyneal_tr,
                   "TR in seconds for pyneal volumes (overrides the header's; needed if absent)")

@@ -2,7 +2,7 @@
 // software (Boost.Asio, its own I/O thread). publish() never blocks the pipeline: each client has a bounded queue of
 // lines; when a client reads too slowly and its queue is full, its OLDEST waiting line is dropped (a stimulus script
 // wants the newest value) and counted. A client that disconnects or errors is closed; others are unaffected. Binds to
-// 127.0.0.1 unless told otherwise. docs/outputs.md.
+// 127.0.0.1 unless told otherwise. docs/protocol.md §8-9.
 #pragma once
 
 #include <atomic>

@@ -1,6 +1,6 @@
 // UdpFeedbackSender: the per-TR feedback line as one UDP datagram to each configured destination, for tools that
 // expect datagrams (e.g. OpenNFT-style receivers, Presentation, PsychoPy scripts). Non-blocking: a datagram that
-// cannot be sent at once is dropped and counted, never waited for. docs/outputs.md.
+// cannot be sent at once is dropped and counted, never waited for. docs/protocol.md §8-9.
 #pragma once
 
 #include <cstdint>
