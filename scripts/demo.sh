@@ -8,6 +8,7 @@
 # and prints each TR's feedback value and motion as the client receives them, then the server's latency summary.
 # The session directory (recorded volumes, motion.tsv, feedback.tsv, the final t, CCA and seed maps as NIfTI,
 # latency.jsonl) is left in ${RTF_DEMO_OUT:-demo-out}/session. Any OpenCL device works: the GPU if present, else PoCL.
+# RTFMRI_BIN=/path/to/rtfmri skips set-up and build (a prebuilt binary; data from RTFMRI_DATA_DIR).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${RTF_BUILD_DIR:-$ROOT/build}"
@@ -15,11 +16,16 @@ OUT="${RTF_DEMO_OUT:-$ROOT/demo-out}"
 VOLUMES="${RTF_DEMO_VOLUMES:-80}"
 SPEED="${RTF_DEMO_SPEED:-2}"
 
-bash "$ROOT/scripts/setup.sh"
-bash "$ROOT/scripts/fetch-data.sh" "$BUILD/data"
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" -j "$(nproc)" --target rtfmri
-RTFMRI="$BUILD/cli/rtfmri"
+if [[ -n "${RTFMRI_BIN:-}" ]]; then
+  # A prebuilt rtfmri (e.g. a bundle on a machine without a package registry; data from RTFMRI_DATA_DIR): no set-up.
+  RTFMRI="$RTFMRI_BIN"
+else
+  bash "$ROOT/scripts/setup.sh"
+  bash "$ROOT/scripts/fetch-data.sh" "$BUILD/data"
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD" -j "$(nproc)" --target rtfmri
+  RTFMRI="$BUILD/cli/rtfmri"
+fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
@@ -46,7 +52,7 @@ echo "== 2. live server"
 "$RTFMRI" run --session-dir "$OUT/session" --listen "tcp://127.0.0.1:$INGEST_PORT" \
   --feedback-tcp "127.0.0.1:$FEEDBACK_PORT" --results-pub "tcp://127.0.0.1:$PUB_PORT" \
   --events "$OUT/phantom/events.tsv" --volumes "$VOLUMES" --tr 1 --feedback-roi=-38,-24,56,8 \
-  --fsync none --exit-after-runs 1 >"$OUT/server.log" 2>&1 &
+  --exit-after-runs 1 >"$OUT/server.log" 2>&1 &
 SERVER=$!
 cleanup() { kill "$SERVER" "${CLIENT:-}" 2>/dev/null || true; }
 trap cleanup EXIT
