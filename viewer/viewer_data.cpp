@@ -1,0 +1,76 @@
+// ViewerData::apply: merging a per-TR update into what the viewer shows.
+#include "viewer/viewer_data.hpp"
+
+#include <cmath>
+
+namespace rtf::viewer {
+
+namespace {
+
+template <typename T>
+void take_if_present(std::vector<T>& into, std::vector<T>& from) {
+  if (!from.empty()) into = std::move(from);
+}
+
+}  // namespace
+
+void ViewerData::apply(TrUpdate&& u) {
+  const bool new_run = !u.run.empty() && u.run != run;
+  const bool new_grid = u.dims != dims && u.dims[0] > 0;
+  const bool restarted = u.seq >= 0 && !history.empty() && messages > 0 && u.seq == 0;
+  if ((new_run || new_grid || restarted) && messages > 0) {
+    history.clear();
+    volume.clear();
+    t_map.clear();
+    sliding_t_map.clear();
+    cca_map.clear();
+    seed_map.clear();
+    connectivity.clear();
+    ++restarts;
+  }
+  if (u.seq >= 0) {
+    if (last_seq >= 0 && u.seq > last_seq + 1) seq_gaps += u.seq - last_seq - 1;
+    last_seq = u.seq;
+  }
+  if (!u.run.empty()) run = u.run;
+  if (!u.device.empty()) device = u.device;
+  if (!u.contrast.empty()) contrast = u.contrast;
+  if (u.dims[0] > 0) {
+    dims = u.dims;
+    affine = u.affine;
+  }
+  take_if_present(volume, u.volume);
+  take_if_present(t_map, u.t_map);
+  take_if_present(sliding_t_map, u.sliding_t_map);
+  take_if_present(cca_map, u.cca_map);
+  take_if_present(seed_map, u.seed_map);
+  if (!u.connectivity.empty()) {
+    connectivity = std::move(u.connectivity);
+    regions_count = u.regions_count;
+  }
+  take_if_present(regions, u.regions);
+  take_if_present(roi_names, u.roi_names);
+  take_if_present(design_columns, u.design_columns);
+  for (auto [field, value] : {std::pair{&received, u.received},
+                              {&analysed, u.analysed},
+                              {&skipped, u.skipped},
+                              {&dropped, u.dropped},
+                              {&duplicates, u.duplicates},
+                              {&missing, u.missing}}) {
+    if (value >= 0) *field = value;
+  }
+  history.push_back(std::move(u.sample));
+  ++messages;
+  ++version;
+}
+
+std::array<double, 3> ViewerData::voxel_mm() const {
+  std::array<double, 3> v{};
+  for (int c = 0; c < 3; ++c) {
+    v[c] = std::sqrt(affine[c] * affine[c] + affine[4 + c] * affine[4 + c] + affine[8 + c] * affine[8 + c]);
+    if (!(v[c] > 0)) v[c] = 1.0;
+  }
+  return v;
+}
+
+}  // namespace rtf::viewer
