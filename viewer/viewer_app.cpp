@@ -440,8 +440,8 @@ void App::latency_panel(ImVec2 pos, ImVec2 size) {
 
 void App::status_panel(ImVec2 pos, ImVec2 size) {
   if (begin_panel("Status", pos, size)) {
-    ImGui::Text("device: %s", data_.device.empty() ? "(not reported)" : data_.device.c_str());
-    if (options_.connection_status) ImGui::TextUnformatted(options_.connection_status().c_str());
+    ImGui::TextWrapped("device: %s", data_.device.empty() ? "(not reported)" : data_.device.c_str());
+    if (options_.connection_status) ImGui::TextWrapped("%s", options_.connection_status().c_str());
     auto counter = [](const char* name, int64_t v) {
       if (v >= 0) {
         ImGui::Text("%s %lld", name, static_cast<long long>(v));
@@ -449,15 +449,16 @@ void App::status_panel(ImVec2 pos, ImVec2 size) {
         ImGui::Text("%s -", name);
       }
     };
+    const float column = ImGui::GetContentRegionAvail().x / 3;
     counter("received", data_.received);
-    ImGui::SameLine(170);
+    ImGui::SameLine(column);
     counter("analysed", data_.analysed);
-    ImGui::SameLine(340);
+    ImGui::SameLine(2 * column);
     counter("skipped", data_.skipped);
     counter("missing", data_.missing);
-    ImGui::SameLine(170);
+    ImGui::SameLine(column);
     counter("duplicated", data_.duplicates);
-    ImGui::SameLine(340);
+    ImGui::SameLine(2 * column);
     counter("dropped", data_.dropped);
     ImGui::Text("TRs shown %zu   messages lost %lld   restarts %lld", data_.history.size(),
                 static_cast<long long>(data_.seq_gaps), static_cast<long long>(data_.restarts));
@@ -477,15 +478,23 @@ void App::frame(int width, int height) {
   const float left = W * 0.52f, top = H * 0.56f;
   slices_panel(ImVec2(0, 0), ImVec2(left, top));
   connectivity_panel(ImVec2(0, top), ImVec2(W * 0.26f, H - top));
-  latency_panel(ImVec2(W * 0.26f, top), ImVec2(left - W * 0.26f, H - top - 110));
-  status_panel(ImVec2(W * 0.26f, H - 110), ImVec2(left - W * 0.26f, 110));
+  const float status_height = 8 * ImGui::GetTextLineHeightWithSpacing() + 12;
+  latency_panel(ImVec2(W * 0.26f, top), ImVec2(left - W * 0.26f, H - top - status_height));
+  status_panel(ImVec2(W * 0.26f, H - status_height), ImVec2(left - W * 0.26f, status_height));
   motion_panel(ImVec2(left, 0), ImVec2(W - left, H * 0.5f));
   feedback_panel(ImVec2(left, H * 0.5f), ImVec2(W - left, H * 0.5f));
 }
 
 void write_layout(const std::filesystem::path& path, const Layout& layout, int width, int height,
                   const ViewerData& data) {
-  nlohmann::json j{{"width", width}, {"height", height}, {"trs", data.history.size()}};
+  nlohmann::json j{{"width", width},
+                   {"height", height},
+                   {"trs", data.history.size()},
+                   {"device", data.device},
+                   {"received", data.received},
+                   {"analysed", data.analysed},
+                   {"run", data.run},
+                   {"regions", data.regions_count}};
   nlohmann::json rects = nlohmann::json::object();
   for (const auto& [name, r] : layout.rects) rects[name] = {r.min.x, r.min.y, r.max.x - r.min.x, r.max.y - r.min.y};
   j["rects"] = rects;

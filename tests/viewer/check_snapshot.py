@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Checks a viewer snapshot (PNG + PNG.json layout written by rtfmri-view --snapshot); standard library only.
+
+  check_snapshot.py SNAPSHOT.png --min-trs N     exit 0 when every check passes, 1 with the failed checks listed
+  check_snapshot.py --self-test                  proves the checks reject a blank and a panel-less picture
+
+Checks: every panel is present inside the picture; the three slices are not blank (enough non-black pixels with
+contrast); the traces are drawn (coloured pixels in the motion, FD, feedback and latency plots); the connectivity heat
+map has coloured cells; the snapshot was taken after at least N TRs; the device was reported.
+"""
+import json
+import struct
+import sys
+import zlib
+
+PANELS = ["panel:Slices", "panel:Motion", "panel:Feedback", "panel:Connectivity", "panel:Latency", "panel:Status"]
+SLICES = ["slice:axial", "slice:coronal", "slice:sagittal"]
+TRACES = ["plot:translations", "plot:rotations", "plot:fd", "plot:feedback", "plot:latency_bars"]
+
+
+def read_png(path):
+    """Decodes 8-bit RGBA PNGs without interlace (what rtfmri-view writes); all five filter types."""
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    pos, idat, width, height = 8, b"", 0, 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            if depth != 8 or colour != 6:
+                raise ValueError("not 8-bit RGBA")
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride, rows, prev = width * 4, [], bytearray(width * 4)
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - 4] if i >= 4 else 0
+            b = prev[i]
+            c = prev[i - 4] if i >= 4 else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return width, height, rows
+
+
+def pixels(rows, rect):
+    x, y, w, h = (int(round(v)) for v in rect)
+    for yy in range(max(y, 0), min(y + h, len(rows))):
+        row = rows[yy]
+        for xx in range(max(x, 0), min(x + w, len(row) // 4)):
+            yield row[4 * xx], row[4 * xx + 1], row[4 * xx + 2]
+
+
+def check(width, height, rows, layout, min_trs):
+    failures = []
+    rects = layout.get("rects", {})
+    for name in PANELS + SLICES + TRACES + ["matrix:connectivity", "colour_bar"]:
+        r = rects.get(name)
+        if r is None:
+            failures.append(f"{name}: missing from the layout")
+        elif r[2] < 20 or r[3] < 20 or r[0] < -1 or r[1] < -1 or r[0] + r[2] > width + 1 or r[1] + r[3] > height + 1:
+            failures.append(f"{name}: rectangle {r} is empty or outside the {width}x{height} picture")
+    for name in SLICES:
+        if name not in rects:
+            continue
+        values = [0.299 * r + 0.587 * g + 0.114 * b for r, g, b in pixels(rows, rects[name])]
+        if not values:
+            failures.append(f"{name}: no pixels")
+            continue
+        lit = sum(v > 30 for v in values) / len(values)
+        mean = sum(values) / len(values)
+        spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+        if lit < 0.15 or spread < 15:
+            failures.append(f"{name}: blank ({lit:.0%} of pixels lit, spread {spread:.1f})")
+    for name in TRACES + ["matrix:connectivity"]:
+        if name not in rects:
+            continue
+        coloured = sum(max(p) > 90 and max(p) - min(p) > 50 or min(p) > 200 for p in pixels(rows, rects[name]))
+        if coloured < 40:
+            failures.append(f"{name}: nothing drawn ({coloured} trace pixels)")
+    if layout.get("trs", 0) < min_trs:
+        failures.append(f"only {layout.get('trs', 0)} TRs shown, expected at least {min_trs}")
+    if min_trs > 0 and not layout.get("device"):
+        failures.append("the device in use was not reported")
+    return failures
+
+
+def self_test():
+    layout = {"rects": {}, "trs": 0}
+    width = height = 64
+    blank = [bytearray(width * 4) for _ in range(height)]
+    failures = check(width, height, blank, layout, 1)
+    assert any("missing" in f for f in failures), failures
+    layout = {"rects": {n: [0, 0, 64, 64] for n in PANELS + SLICES + TRACES + ["matrix:connectivity", "colour_bar"]},
+              "trs": 5, "device": "x"}
+    failures = check(width, height, blank, layout, 1)
+    assert any("blank" in f for f in failures) and any("nothing drawn" in f for f in failures), failures
+    print("check_snapshot: self-test passed (a blank picture and a missing layout are rejected)")
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
+        return 0
+    path = sys.argv[1]
+    min_trs = int(sys.argv[sys.argv.index("--min-trs") + 1]) if "--min-trs" in sys.argv else 1
+    width, height, rows = read_png(path)
+    layout = json.load(open(path + ".json"))
+    failures = check(width, height, rows, layout, min_trs)
+    for f in failures:
+        print("check_snapshot: FAIL", f)
+    if not failures:
+        print(f"check_snapshot: {path} ({width}x{height}, {layout.get('trs')} TRs): every panel present, slices not "
+              "blank, traces drawn")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
