@@ -103,6 +103,7 @@ void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> 
       ::close(fd);
     });
     stream::LiveStage stage(device, c, core.queue(), latency, c.session_dir, &outputs);
+    stage.set_ingest_stats([&core] { return core.quick_stats(); });
     std::thread stage_thread([&] { stage.run(); });
     std::thread server_thread([&] { server.run(); });
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

@@ -131,6 +131,7 @@ void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& gl
     if (outputs->publisher()) spdlog::info("results: ZeroMQ PUB on {}", outputs->publisher()->endpoint());
     if (outputs->tcp()) spdlog::info("feedback: TCP lines on {}", c.feedback_tcp);
     live = std::make_unique<LiveStage>(*device, c, core.queue(), latency, core.session_dir(), outputs.get());
+    live->set_ingest_stats([&core] { return core.quick_stats(); });
     if (o.inject_delay_ms > 0) live->set_injected_delay(std::chrono::milliseconds(o.inject_delay_ms));
     live_thread = std::thread([&] { live->run(); });
   } else {

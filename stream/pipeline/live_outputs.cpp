@@ -112,8 +112,8 @@ void LiveOutputs::send_feedback(const TrResult& r, IngestLatency& latency, int64
   if (udp_) udp_->send(line);
 }
 
-void LiveOutputs::publish(const TrResult& r, IngestLatency& latency, int64_t skipped_since_last) {
-  if (!publisher_) return;
+nlohmann::json result_header(const TrResult& r, const IngestLatency& latency, int64_t skipped_since_last,
+                             std::string_view device, const LiveCounts& counts) {
   nlohmann::json header = feedback_json(r, latency, skipped_since_last);
   header["dims"] = r.dims;
   std::vector<double> affine;
@@ -121,12 +121,27 @@ void LiveOutputs::publish(const TrResult& r, IngestLatency& latency, int64_t ski
     for (int k = 0; k < 4; ++k) affine.push_back(r.affine(i, k));
   }
   header["affine"] = affine;  // row-major voxel -> world mm
+  if (!r.map_name.empty()) header["t_map_contrast"] = r.map_name;
+  if (r.design_columns && !r.design_row.empty()) {
+    header["design"] = {{"columns", *r.design_columns}, {"row", r.design_row}};
+  }
+  if (r.conditions && !r.conditions->empty()) header["conditions"] = *r.conditions;
+  if (r.regions && !r.connectivity.empty()) header["regions"] = *r.regions;
+  header["device"] = device;
+  header["counters"] = {{"received", counts.received}, {"analysed", counts.analysed},     {"skipped", counts.skipped},
+                        {"dropped", counts.dropped},   {"duplicates", counts.duplicates}, {"missing", counts.missing}};
+  return header;
+}
+
+void LiveOutputs::publish(const TrResult& r, IngestLatency& latency, int64_t skipped_since_last,
+                          std::string_view device, const LiveCounts& counts) {
+  if (!publisher_) return;
+  nlohmann::json header = result_header(r, latency, skipped_since_last, device, counts);
   std::vector<ResultFrame> frames;
   const std::vector<int64_t> shape(r.dims.begin(), r.dims.end());
   auto add = [&](const char* name, const std::vector<float>& data) {
     if (!data.empty()) frames.push_back(frame(name, data, shape));
   };
-  if (!r.map_name.empty()) header["t_map_contrast"] = r.map_name;
   add("volume", r.volume);
   add("t_map", r.t_map);
   add("sliding_t_map", r.sliding_t_map);

@@ -4,9 +4,11 @@
 // blocks. Formats: docs/protocol.md ("Results stream", "Feedback lines").
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <zmq.hpp>
 
 #include "stream/output/result_publisher.hpp"
@@ -21,6 +23,21 @@ namespace rtf::stream {
 // The feedback line's JSON (also the PUB header's core). `latency` holds the timestamps so far.
 nlohmann::json feedback_json(const TrResult& result, const IngestLatency& latency, int64_t skipped_since_last);
 
+// The live stage's and ingest's counts at the time of a PUB message (docs/protocol.md §8, `counters`).
+struct LiveCounts {
+  int64_t received = 0;    // volumes handed to the live stage since the server started
+  int64_t analysed = 0;    // of those, analysed (this one included)
+  int64_t skipped = 0;     // uploaded but not analysed (a newer volume was waiting)
+  int64_t dropped = 0;     // recorded but never handed on: the ingest queue was full
+  int64_t duplicates = 0;  // resent volumes that ingest ACKed again
+  int64_t missing = 0;     // this run: indices below its newest one that the live stage has not seen
+};
+
+// The PUB message's JSON header without `seq` and `frames` (ResultPublisher adds those): feedback_json plus the grid,
+// the design row, the atlas regions, the device and the counts.
+nlohmann::json result_header(const TrResult& result, const IngestLatency& latency, int64_t skipped_since_last,
+                             std::string_view device, const LiveCounts& counts);
+
 class LiveOutputs {
  public:
   // Binds what `config` asks for ([outputs]); throws naming the address when one cannot be bound.
@@ -30,8 +47,10 @@ class LiveOutputs {
   // script waits for.
   void send_feedback(const TrResult& result, IngestLatency& latency, int64_t skipped_since_last);
 
-  // The result with its maps (RunPipeline::read_maps) on the PUB socket; stamps latency.published_ns.
-  void publish(const TrResult& result, IngestLatency& latency, int64_t skipped_since_last);
+  // The result with its maps (RunPipeline::read_maps) on the PUB socket (header: result_header); stamps
+  // latency.published_ns.
+  void publish(const TrResult& result, IngestLatency& latency, int64_t skipped_since_last, std::string_view device,
+               const LiveCounts& counts);
 
   // Closes the TCP server (clients are disconnected).
   void stop();

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <thread>
 
 namespace rtf::stream {
@@ -25,7 +26,8 @@ LiveStage::LiveStage(Device& device, PipelineConfig config, DropOldestQueue<Acce
       log_(log),
       session_dir_(std::move(session_dir)),
       outputs_(outputs),
-      observer_(std::move(observer)) {}
+      observer_(std::move(observer)),
+      device_label_(device.info().label()) {}
 
 LiveStage::~LiveStage() = default;
 
@@ -72,12 +74,15 @@ void LiveStage::handle(const LiveVolume& v, bool analyse) {
     if (v.recorded) latency.recorded_ns = v.recorded->recorded_ns();
     log_.add(latency);
   };
-  if (!taken_[v.run].insert(v.index).second) {
+  received_.fetch_add(1);
+  Taken& taken = taken_[v.run];
+  if (!taken.indices.insert(v.index).second) {
     // Handed on before it was durable, its recording failed (NACK) and the sender sent it again: analysed already.
     spdlog::warn("run {} volume {}: arrived again after a failed recording; already analysed, not again", v.run,
                  v.index);
     return;
   }
+  taken.newest = std::max(taken.newest, v.index);
   try {
     RunPipeline& p = pipeline_for(v);
     p.upload(v.index, v.payload, v.type);
@@ -99,7 +104,9 @@ void LiveStage::handle(const LiveVolume& v, bool analyse) {
     if (outputs_ != nullptr) outputs_->send_feedback(r, latency, skipped_since_sent_);
     if ((outputs_ != nullptr && outputs_->publisher() != nullptr) || observer_) {
       p.read_maps(r);
-      if (outputs_ != nullptr) outputs_->publish(r, latency, skipped_since_sent_);
+      if (outputs_ != nullptr && outputs_->publisher() != nullptr) {
+        outputs_->publish(r, latency, skipped_since_sent_, device_label_, live_counts(taken));
+      }
     }
     if (p.is_last(v.index)) p.finish();  // the run's last volume: its maps now, after its outputs went out
     skipped_since_sent_ = 0;
@@ -134,8 +141,22 @@ void LiveStage::run() {
   }
 }
 
+LiveCounts LiveStage::live_counts(const Taken& run) const {
+  LiveCounts c;
+  c.received = received_.load();
+  c.analysed = analysed_.load() + 1;  // the volume being published
+  c.skipped = skipped_.load();
+  if (ingest_stats_) {
+    const IngestStats s = ingest_stats_();
+    c.dropped = s.queue_dropped;
+    c.duplicates = s.duplicates;
+  }
+  c.missing = run.newest + 1 - static_cast<int64_t>(run.indices.size());
+  return c;
+}
+
 LiveStageCounters LiveStage::counters() const {
-  return {uploaded_.load(), analysed_.load(), skipped_.load(), failed_.load(), runs_.load()};
+  return {uploaded_.load(), analysed_.load(), skipped_.load(), failed_.load(), runs_.load(), received_.load()};
 }
 
 }  // namespace rtf::stream

@@ -44,6 +44,7 @@ struct LiveStageCounters {
   int64_t skipped = 0;   // uploaded but not analysed: a newer volume was already waiting
   int64_t failed = 0;    // volumes the stage could not handle at all (e.g. an upload error)
   int64_t runs = 0;      // runs seen
+  int64_t received = 0;  // volumes handed to handle() (a resend it ignores included)
 };
 
 class LiveStage {
@@ -66,6 +67,11 @@ class LiveStage {
   // Extra time spent per analysed volume (tests: make processing slower than the data).
   void set_injected_delay(std::chrono::milliseconds delay) { delay_ = delay; }
 
+  // Where the PUB header's `dropped` and `duplicates` come from (the IngestCore feeding the queue); unset: 0. Called
+  // on the live thread after the feedback line, so it must not wait for the ingest thread (IngestCore::quick_stats).
+  // Set before run().
+  void set_ingest_stats(std::function<IngestStats()> stats) { ingest_stats_ = std::move(stats); }
+
   LiveStageCounters counters() const;
 
  private:
@@ -79,10 +85,17 @@ class LiveStage {
   LiveOutputs* outputs_;
   std::function<void(const TrResult&)> observer_;
   std::unique_ptr<RunPipeline> pipeline_;
-  std::unordered_map<std::string, std::unordered_set<int64_t>> taken_;  // (run, index) already handled
+  struct Taken {
+    std::unordered_set<int64_t> indices;  // already handled
+    int64_t newest = -1;
+  };
+  std::unordered_map<std::string, Taken> taken_;  // per run
+  LiveCounts live_counts(const Taken& run) const;
+  std::function<IngestStats()> ingest_stats_;
+  std::string device_label_;
   std::chrono::milliseconds delay_{0};
   int64_t skipped_since_sent_ = 0;
-  std::atomic<int64_t> uploaded_{0}, analysed_{0}, skipped_{0}, failed_{0}, runs_{0};
+  std::atomic<int64_t> received_{0}, uploaded_{0}, analysed_{0}, skipped_{0}, failed_{0}, runs_{0};
 };
 
 }  // namespace rtf::stream

@@ -136,6 +136,11 @@ void RunPipeline::setup_design() {
   try {
     if (!(tr_s_ > 0)) throw std::invalid_argument("no TR (give [run] tr)");
     events_ = read_events_tsv(config_.events).events;
+    std::vector<std::string> conditions;
+    for (const Event& e : events_) conditions.push_back(e.trial_type);
+    std::sort(conditions.begin(), conditions.end());
+    conditions.erase(std::unique(conditions.begin(), conditions.end()), conditions.end());
+    conditions_ = std::make_shared<const std::vector<std::string>>(std::move(conditions));
     DesignOptions o;
     o.tr_s = tr_s_;
     o.n_scans = config_.volumes;
@@ -147,6 +152,7 @@ void RunPipeline::setup_design() {
       o.demean_confounds = false;  // future values are unknown; the constant absorbs their mean
     }
     design_ = build_design_matrix(events_, o);
+    design_columns_ = std::make_shared<const std::vector<std::string>>(design_->names());
     std::vector<std::string> specs = config_.contrasts;
     if (specs.empty()) {
       for (const auto& c : design_->columns) {
@@ -175,6 +181,7 @@ void RunPipeline::setup_design() {
   } catch (const std::exception& e) {
     spdlog::error("run {}: GLM off: {}", run_, e.what());
     design_.reset();
+    design_columns_.reset();
     cumulative_.reset();
     sliding_.reset();
   }
@@ -205,6 +212,9 @@ void RunPipeline::setup_connectivity() {
       const RoiSet rois = rois_on_grid(atlas, grid_);
       if (rois.present() < 2) throw std::invalid_argument("fewer than two atlas regions on this grid");
       atlas_ = std::make_unique<RoiCorrelation>(device_, rois, config_.ring, o);
+      std::vector<std::string> names;
+      for (const AtlasRegion& region : rois.regions) names.push_back(region.name);
+      regions_ = std::make_shared<const std::vector<std::string>>(std::move(names));
     } catch (const std::exception& e) {
       spdlog::error("run {}: ROI x ROI connectivity off: {}", run_, e.what());
     }
@@ -394,6 +404,22 @@ void RunPipeline::read_maps(TrResult& r) {
   const int64_t index = r.index;
   const int64_t slot = raw_ring_.slot_of(index);
   const bool in_design = design_ && index < design_->x.rows();
+  r.conditions = conditions_;
+  if (in_design) {
+    r.design_columns = design_columns_;
+    r.design_row.resize(static_cast<size_t>(design_->x.cols()));
+    for (Eigen::Index j = 0; j < design_->x.cols(); ++j) r.design_row[static_cast<size_t>(j)] = design_->x(index, j);
+    if (config_.glm_motion_regressors && motion_ && r.motion) {
+      // The motion columns are zero in design_ and filled per TR in the GLMs' copies: report what they hold.
+      const auto& p = r.motion->params;
+      const std::array<double, 6> motion{p.translation_mm[0], p.translation_mm[1], p.translation_mm[2],
+                                         p.rotation_deg[0],   p.rotation_deg[1],   p.rotation_deg[2]};
+      size_t k = 0;
+      for (size_t j = 0; j < design_->columns.size() && k < motion.size(); ++j) {
+        if (design_->columns[j].kind == DesignColumn::Kind::kConfound) r.design_row[j] = motion[k++];
+      }
+    }
+  }
   auto q = device_.queue();
   const auto n = static_cast<size_t>(voxels_);
   guarded("read-back", r, [&] {
@@ -418,6 +444,7 @@ void RunPipeline::read_maps(TrResult& r) {
     if (atlas_) {
       const Eigen::MatrixXd& m = atlas_->sliding_r();
       r.rois_in_atlas = m.rows();
+      r.regions = regions_;
       r.connectivity.resize(static_cast<size_t>(m.size()));
       for (Eigen::Index i = 0; i < m.rows(); ++i) {
         for (Eigen::Index j = 0; j < m.cols(); ++j)

@@ -48,6 +48,14 @@ struct TrResult {
   std::vector<float> volume;        // the motion-corrected volume
   std::vector<float> connectivity;  // atlas R x R sliding-window Pearson r, row-major (NaN rows: missing regions)
   int64_t rois_in_atlas = 0;
+  // For viewers (filled by read_maps; the name lists are the run's, shared, not copied per TR): the design's column
+  // names and this volume's row (empty without a design or past its rows; motion columns hold this volume's motion, as
+  // the GLM sees them), the task conditions (the events' trial types, sorted), the atlas regions (`connectivity`'s
+  // rows, in order).
+  std::shared_ptr<const std::vector<std::string>> design_columns;
+  std::vector<double> design_row;
+  std::shared_ptr<const std::vector<std::string>> conditions;
+  std::shared_ptr<const std::vector<std::string>> regions;
   // Stage completion times (steady clock ns, 0: stage off).
   int64_t motion_ns = 0, smoothed_ns = 0, stats_ns = 0, feedback_ns = 0;
   std::vector<std::string> stage_errors;  // a stage that failed on this volume: "stage: reason"
@@ -108,6 +116,7 @@ class RunPipeline {
 
   std::vector<Event> events_;
   std::optional<DesignMatrix> design_;
+  std::shared_ptr<const std::vector<std::string>> design_columns_, conditions_, regions_;  // for TrResult
   std::vector<GlmContrast> contrasts_;
   int published_contrast_ = -1;  // index among the t contrasts
   std::unique_ptr<CumulativeGlm> cumulative_;

@@ -160,6 +160,7 @@ Reply IngestCore::handle_volume(const VolumeHeader& h, std::vector<std::byte>&& 
   switch (written.status) {
     case RecordStatus::kDuplicate:
       ++stats_.duplicates;
+      duplicates_.fetch_add(1, std::memory_order_relaxed);
       return Ack{ReplyTo::kVolume, h.session, h.run, h.index, true};
     case RecordStatus::kRejected:
       return nack(h, code_for(written.kind), written.reason);
@@ -282,6 +283,13 @@ std::vector<std::string> IngestCore::write_open_runs() {
 IngestStats IngestCore::stats() const {
   std::lock_guard lock(mutex_);
   IngestStats s = stats_;
+  s.queue_dropped = queue_.dropped();
+  return s;
+}
+
+IngestStats IngestCore::quick_stats() const {
+  IngestStats s;
+  s.duplicates = duplicates_.load(std::memory_order_relaxed);
   s.queue_dropped = queue_.dropped();
   return s;
 }

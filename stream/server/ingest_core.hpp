@@ -104,6 +104,9 @@ class IngestCore {
   DropOldestQueue<AcceptedVolume>& queue() { return queue_; }
   const ProtocolLimits& limits() const { return options_.limits; }
   IngestStats stats() const;
+  // Only `duplicates` and `queue_dropped` (the other fields 0), without the lock that the ingest thread holds across
+  // fdatasync: for the live thread's per-TR results, which must not wait for the disk.
+  IngestStats quick_stats() const;
   const std::filesystem::path& session_dir() const { return recorder_.dir(); }
 
  private:
@@ -119,6 +122,7 @@ class IngestCore {
   std::vector<std::future<std::string>> run_files_;   // bold.nii.gz of closed runs, written off the ingest thread
   DropOldestQueue<AcceptedVolume> queue_;
   IngestStats stats_;
+  std::atomic<int64_t> duplicates_{0};  // stats_.duplicates, readable without mutex_
 };
 
 }  // namespace rtf::stream

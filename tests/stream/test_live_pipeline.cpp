@@ -2,6 +2,9 @@
 // The live server end to end, in one process: phantom volumes (Colin27, realistic motion, a 10 s on/off block design
 // activating left M1) replayed over ZeroMQ to the ingest server, recorded, and run through the live pipeline with
 // every stage on; a TCP client reads the feedback lines and a SUB socket the results stream.
+// - The results stream's headers carry what a viewer needs: the design's columns and this volume's row, the task
+//   conditions, the atlas regions naming the connectivity matrix's rows, the device, and the counters (received,
+//   analysed, skipped, dropped, duplicates, missing) that agree with the stage's and ingest's own.
 // - Every analysed volume yields one feedback line with its latency, and the feedback value (PSC in the activated
 //   ROI) is higher in the task blocks than at rest; the final maps are written and the cumulative t-map is high in
 //   the activated region.
@@ -20,6 +23,8 @@
 #include <sstream>
 #include <thread>
 
+#include "core/design/design_matrix.hpp"
+#include "core/design/events.hpp"
 #include "core/io/nifti_io.hpp"
 #include "sim/phantom/phantom.hpp"
 #include "sim/replay/replay.hpp"
@@ -126,6 +131,7 @@ struct LiveRun {
   LiveStageCounters counters;
   std::vector<nlohmann::json> lines;
   int64_t pub_messages = 0;
+  std::vector<nlohmann::json> pub_headers;  // every received PUB message's JSON header, in order
   IngestStats ingest;
 };
 
@@ -144,15 +150,22 @@ LiveRun run_live(const Fixture& f, const PipelineConfig& config, double seconds_
   sub.connect(outputs.publisher()->endpoint());
   LineReader reader(outputs.tcp()->port());
   LiveStage stage(test::test_device(), config, core.queue(), latency, config.session_dir, &outputs);
+  stage.set_ingest_stats([&core] { return core.quick_stats(); });
   stage.set_injected_delay(std::chrono::milliseconds(delay_ms));
   std::thread stage_thread([&] { stage.run(); });
   std::thread server_thread([&] { server.run(); });
   std::atomic<bool> subscribed{true};
   std::thread sub_thread([&] {
     zmq::message_t m;
+    int part = 0;  // within the current message: 0 topic, 1 header, then the binary frames
     while (subscribed) {
       while (sub.recv(m)) {
-        if (!m.more()) ++out.pub_messages;
+        if (part == 1) out.pub_headers.push_back(nlohmann::json::parse(m.to_string_view()));
+        ++part;
+        if (!m.more()) {
+          ++out.pub_messages;
+          part = 0;
+        }
       }
     }
   });
@@ -222,6 +235,64 @@ TEST(LivePipeline, PhantomThroughTheServerGivesFeedbackMapsAndLatency) {
   // One feedback line per analysed volume, with its latency from reception to sending.
   EXPECT_EQ(static_cast<int64_t>(live.lines.size()), live.counters.analysed);
   EXPECT_GE(live.pub_messages, live.counters.analysed / 2);  // PUB may drop a late joiner's first messages
+  // The results stream's headers: design row, conditions, regions of the connectivity matrix, device, counters.
+  ASSERT_EQ(static_cast<int64_t>(live.pub_headers.size()), live.pub_messages);
+  ASSERT_FALSE(live.pub_headers.empty());
+  // The design the run uses (TR 1 s, 48 scans, 128 s cosine high-pass, the six motion columns that the GLM fills in
+  // per TR from the motion stage).
+  DesignOptions o;
+  o.tr_s = 1.0;
+  o.n_scans = 48;
+  o.confounds = Eigen::MatrixXd::Zero(48, 6);
+  o.confound_names = motion_confound_names();
+  o.demean_confounds = false;
+  const DesignMatrix design = build_design_matrix(read_events_tsv(f.events).events, o);
+  const auto first_motion_column = static_cast<size_t>(*design.find("trans_x"));
+  int64_t previous_received = 0;
+  for (const auto& h : live.pub_headers) {
+    SCOPED_TRACE(h["volume"].dump());
+    const int64_t volume = h["volume"].get<int64_t>();
+    ASSERT_TRUE(h.contains("design"));  // 48 volumes, all inside the design
+    const auto& columns = h["design"]["columns"];
+    const auto& row = h["design"]["row"];
+    ASSERT_EQ(columns, nlohmann::json(design.names()));
+    ASSERT_EQ(row.size(), columns.size());
+    for (size_t j = 0; j < design.columns.size(); ++j) {
+      // The motion columns hold this volume's motion (as the GLM sees them), the others the design matrix's row.
+      const double expected =
+          design.columns[j].kind == DesignColumn::Kind::kConfound
+              ? h.value("motion", nlohmann::json::array({0, 0, 0, 0, 0, 0}))[j - first_motion_column].get<double>()
+              : design.x(volume, static_cast<Eigen::Index>(j));
+      EXPECT_NEAR(row[j].get<double>(), expected, 1e-9) << columns[j];
+    }
+    EXPECT_EQ(h["conditions"], nlohmann::json::array({"task"}));
+    int64_t regions = -1;
+    for (const auto& fr : h["frames"]) {
+      if (fr["name"] == "connectivity") regions = fr["shape"][0].get<int64_t>();
+    }
+    ASSERT_GT(regions, 1);  // the AAL atlas is on
+    ASSERT_TRUE(h["regions"].is_array());
+    EXPECT_EQ(static_cast<int64_t>(h["regions"].size()), regions);
+    EXPECT_EQ(h["regions"][0], "Precentral_L");  // AAL's first region
+    EXPECT_TRUE(h["device"].is_string() && !h["device"].get<std::string>().empty());
+    ASSERT_TRUE(h.contains("counters"));
+    const auto& c = h["counters"];
+    for (const char* k : {"received", "analysed", "skipped", "dropped", "duplicates", "missing"}) {
+      ASSERT_TRUE(c.contains(k) && c[k].is_number_integer()) << k;
+    }
+    EXPECT_GE(c["received"].get<int64_t>(), c["analysed"].get<int64_t>() + c["skipped"].get<int64_t>());
+    EXPECT_EQ(c["received"].get<int64_t>(), volume + 1);  // one run, in order, none lost
+    EXPECT_EQ(c["analysed"].get<int64_t>(), volume + 1);  // none skipped (asserted below)
+    EXPECT_EQ(c["missing"], 0);
+    EXPECT_EQ(c["dropped"], 0);
+    EXPECT_EQ(c["duplicates"], 0);
+    EXPECT_GT(c["received"].get<int64_t>(), previous_received);
+    previous_received = c["received"].get<int64_t>();
+  }
+  EXPECT_EQ(live.pub_headers.back()["volume"], 47);
+  for (const auto& line : live.lines) {  // the feedback line stays small
+    for (const char* k : {"design", "conditions", "regions", "device", "counters"}) EXPECT_FALSE(line.contains(k)) << k;
+  }
   std::vector<double> task, rest;
   for (const auto& line : live.lines) {
     ASSERT_TRUE(line.contains("latency_ms") && line["latency_ms"].contains("end_to_end")) << line.dump();
@@ -324,6 +395,18 @@ TEST(LivePipeline, FallingBehindSkipsVolumesLosesNothingAndCatchesUp) {
   int64_t skipped_reported = 0;
   for (const auto& line : live.lines) skipped_reported += line["skipped"].get<int64_t>();
   EXPECT_EQ(skipped_reported, live.counters.skipped);  // each skip is reported on the next line
+  // The last PUB header (volume 47, the last handled) has the final counts: every volume the stage received, the
+  // skips, the drops before it, and those drops as the run's missing indices.
+  ASSERT_FALSE(live.pub_headers.empty());
+  const auto& last = live.pub_headers.back();
+  ASSERT_EQ(last["volume"], 47);
+  EXPECT_EQ(last["counters"]["received"], live.counters.received);
+  EXPECT_EQ(live.counters.received, live.counters.uploaded);  // no resend, no failure
+  EXPECT_EQ(last["counters"]["analysed"], live.counters.analysed);
+  EXPECT_EQ(last["counters"]["skipped"], live.counters.skipped);
+  EXPECT_EQ(last["counters"]["dropped"], live.ingest.queue_dropped);
+  EXPECT_EQ(last["counters"]["missing"], live.ingest.queue_dropped);
+  EXPECT_EQ(last["counters"]["duplicates"], 0);
   std::printf("falling behind: %lld analysed, %lld skipped, %lld dropped before the device\n",
               static_cast<long long>(live.counters.analysed), static_cast<long long>(live.counters.skipped),
               static_cast<long long>(live.ingest.queue_dropped));
