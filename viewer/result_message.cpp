@@ -39,6 +39,7 @@ std::variant<TrUpdate, DecodeError> decode_result_message(std::string_view heade
     if (h.contains("device") && h["device"].is_string()) u.device = h["device"].get<std::string>();
     if (h.contains("t_map_contrast") && h["t_map_contrast"].is_string()) u.contrast = h["t_map_contrast"];
     u.seq = count_or(h, "seq");
+    if (h.contains("stream") && h["stream"].is_string()) u.stream = h["stream"].get<std::string>();
     u.sample.feedback = number_or_nan(h, "feedback");
     u.sample.fd_mm = number_or_nan(h, "fd_mm");
     u.sample.skipped_before = std::max<int64_t>(0, count_or(h, "skipped"));

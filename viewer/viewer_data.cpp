@@ -17,7 +17,10 @@ void take_if_present(std::vector<T>& into, std::vector<T>& from) {
 void ViewerData::apply(TrUpdate&& u) {
   const bool new_run = !u.run.empty() && u.run != run;
   const bool new_grid = u.dims != dims && u.dims[0] > 0;
-  const bool restarted = u.seq >= 0 && !history.empty() && messages > 0 && u.seq == 0;
+  // A restarted server has another stream id and numbers its messages from 0 again (PUB may drop the first ones).
+  const bool restarted = (!u.stream.empty() && !stream.empty() && u.stream != stream) ||
+                         (u.seq >= 0 && last_seq >= 0 && u.seq <= last_seq);
+  if (!u.stream.empty()) stream = u.stream;
   if ((new_run || new_grid || restarted) && messages > 0) {
     history.clear();
     volume.clear();
@@ -29,7 +32,7 @@ void ViewerData::apply(TrUpdate&& u) {
     ++restarts;
   }
   if (u.seq >= 0) {
-    if (last_seq >= 0 && u.seq > last_seq + 1) seq_gaps += u.seq - last_seq - 1;
+    if (!restarted && last_seq >= 0 && u.seq > last_seq + 1) seq_gaps += u.seq - last_seq - 1;
     last_seq = u.seq;
   }
   if (!u.run.empty()) run = u.run;

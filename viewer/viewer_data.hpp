@@ -37,6 +37,7 @@ struct TrUpdate {
   std::string run;
   std::string device;
   std::string contrast;  // of t_map
+  std::string stream;    // the publisher's random id (changes when the server restarts)
   int64_t seq = -1;      // PUB sequence number (-1: none)
   std::array<int64_t, 3> dims{0, 0, 0};
   std::array<double, 16> affine{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};  // voxel -> mm, row-major
@@ -61,11 +62,12 @@ struct ViewerData {
   int64_t messages = 0;           // updates applied
   int64_t seq_gaps = 0;           // PUB messages lost (sequence gaps)
   int64_t last_seq = -1;
+  std::string stream;
   int64_t restarts = 0;  // server restarts or new runs seen (history cleared)
   uint64_t version = 0;  // +1 per applied update
 
   // Applies one update: replaces the maps it carries, appends its sample. A new run, another grid or a sequence
-  // number going backwards (a restarted server) clears the history first.
+  // number not above the last one (a restarted server) clears the history first.
   void apply(TrUpdate&& update);
 
   int64_t voxels() const { return dims[0] * dims[1] * dims[2]; }

@@ -1,12 +1,17 @@
 // ResultPublisher: PUB socket set-up, header with frame descriptions, non-blocking multipart send.
 #include "stream/output/result_publisher.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <random>
 
 namespace rtf::stream {
 
 ResultPublisher::ResultPublisher(zmq::context_t& context, ResultPublisherOptions options)
     : socket_(context, zmq::socket_type::pub) {
+  std::random_device random;
+  stream_id_ = fmt::format("{:08x}{:08x}", random(), random());
   socket_.set(zmq::sockopt::sndhwm, options.high_water_mark);
   socket_.set(zmq::sockopt::linger, 0);
   try {
@@ -22,6 +27,7 @@ std::string ResultPublisher::endpoint() const {
 }
 
 void ResultPublisher::publish(nlohmann::json header, const std::vector<ResultFrame>& frames) {
+  header["stream"] = stream_id_;
   header["seq"] = seq_++;
   nlohmann::json described = nlohmann::json::array();
   for (const ResultFrame& f : frames) {

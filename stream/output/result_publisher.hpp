@@ -34,7 +34,8 @@ class ResultPublisher {
   // Binds. Throws zmq::error_t (with the address in the log) when it cannot.
   ResultPublisher(zmq::context_t& context, ResultPublisherOptions options);
 
-  // Sends the header (with "seq" and a "frames" list describing `frames` added) and the frames. Never blocks.
+  // Sends the header (with "stream", "seq" and a "frames" list describing `frames` added) and the frames. Never
+  // blocks.
   void publish(nlohmann::json header, const std::vector<ResultFrame>& frames);
 
   std::string endpoint() const;  // the bound endpoint (the port resolved if "*" was given)
@@ -45,6 +46,7 @@ class ResultPublisher {
   zmq::socket_t socket_;
   int64_t seq_ = 0;
   int64_t dropped_ = 0;
+  std::string stream_id_;  // random per publisher: a subscriber sees a restarted server by its change
 };
 
 }  // namespace rtf::stream

@@ -153,6 +153,15 @@ TEST(ViewerData, HistoryGrowsAndIsClearedForANewRunOrARestartedServer) {
   EXPECT_EQ(d.run, "run-02");
   EXPECT_EQ(d.history.size(), 1u);
   EXPECT_EQ(d.voxel_mm(), (std::array<double, 3>{2.0, 2.0, 3.0}));
+  // A restarted server whose first messages were lost: its stream id changed although seq went on rising.
+  Message a = make_message(2, 50), b = make_message(3, 60);
+  a.header["stream"] = "aaaa";
+  b.header["stream"] = "bbbb";
+  d.apply(decode(a));
+  const int64_t restarts = d.restarts;
+  d.apply(decode(b));
+  EXPECT_EQ(d.restarts, restarts + 1);
+  EXPECT_EQ(d.history.size(), 1u);
 }
 
 TEST(SharedViewerData, RecentVolumesStayWithinTheirBudgetAndGiveAVoxelSeries) {
