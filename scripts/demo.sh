@@ -9,6 +9,7 @@
 # The session directory (recorded volumes, motion.tsv, feedback.tsv, the final t, CCA and seed maps as NIfTI,
 # latency.jsonl) is left in ${RTF_DEMO_OUT:-demo-out}/session. Any OpenCL device works: the GPU if present, else PoCL.
 # RTFMRI_BIN=/path/to/rtfmri skips set-up and build (a prebuilt binary; data from RTFMRI_DATA_DIR).
+# RTF_DEMO_VIEW=1 also opens the live viewer (rtfmri-view) on the run.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${RTF_BUILD_DIR:-$ROOT/build}"
@@ -24,6 +25,7 @@ else
   bash "$ROOT/scripts/fetch-data.sh" "$BUILD/data"
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build "$BUILD" -j "$(nproc)" --target rtfmri
+  if [[ "${RTF_DEMO_VIEW:-0}" == 1 ]]; then cmake --build "$BUILD" -j "$(nproc)" --target rtfmri-view || true; fi
   RTFMRI="$BUILD/cli/rtfmri"
 fi
 rm -rf "$OUT"
@@ -62,6 +64,16 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 grep -E "device|listening|results|feedback" "$OUT/server.log" | sed 's/^/   server: /'
+
+if [[ "${RTF_DEMO_VIEW:-0}" == 1 ]]; then
+  VIEW="${RTFMRI_VIEW_BIN:-$BUILD/viewer/rtfmri-view}"
+  if [[ -x "$VIEW" ]]; then
+    echo "== viewer: $VIEW --connect tcp://127.0.0.1:$PUB_PORT (close its window when done)"
+    "$VIEW" --connect "tcp://127.0.0.1:$PUB_PORT" --follow-peak >"$OUT/viewer.log" 2>&1 &
+  else
+    echo "demo: rtfmri-view was not built (docs/viewer.md); continuing without it" >&2
+  fi
+fi
 
 echo "== 3. stimulus-side client (examples/feedback_client.py): one line per TR"
 python3 "$ROOT/examples/feedback_client.py" --port "$FEEDBACK_PORT" --retry 0.2 2>/dev/null &

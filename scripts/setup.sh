@@ -10,7 +10,7 @@ PACKAGES=(
   libeigen3-dev libzmq3-dev cppzmq-dev libnifti2-dev libboost-dev zlib1g-dev
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libimgui-dev libglfw3-dev libgl-dev xvfb
+  libimgui-dev libglfw3-dev libgl-dev xvfb xauth libgl1-mesa-dri
   python3
 )
 

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--timeout", options.timeout_s, "With --snapshot: seconds to wait for the TRs before failing")
       ->capture_default_str();
+  app.add_flag("--follow-peak", options.follow_peak,
+               "Keep the crosshair on the shown map's maximum (until a slice is clicked)");
   app.add_option("--width", options.width, "Window width (pixels)")
       ->check(CLI::Range(640, 8192))
       ->capture_default_str();

@@ -68,6 +68,7 @@ class App {
 
  private:
   void refresh();
+  void move_to_peak();
   void rebuild_slices();
   void slices_panel(ImVec2 pos, ImVec2 size);
   void motion_panel(ImVec2 pos, ImVec2 size);
@@ -129,7 +130,20 @@ void App::refresh() {
     cursor_ = {data_.dims[0] / 2, data_.dims[1] / 2, data_.dims[2] / 2};
   }
   if (first || data_.history.size() < 3) window_ = robust_range(underlay());
+  if (options_.follow_peak) move_to_peak();
   if (options_.replay) replay_index_ = std::max<int>(0, static_cast<int>(data_.history.size()) - 1);
+  slices_dirty_ = true;
+}
+
+void App::move_to_peak() {
+  const std::vector<float>& map = overlay_map();
+  if (map.empty() || static_cast<int64_t>(map.size()) != data_.voxels()) return;
+  int64_t best = -1;
+  for (size_t i = 0; i < map.size(); ++i) {
+    if (std::isfinite(map[i]) && (best < 0 || map[i] > map[static_cast<size_t>(best)])) best = static_cast<int64_t>(i);
+  }
+  if (best < 0) return;
+  cursor_ = {best % data_.dims[0], (best / data_.dims[0]) % data_.dims[1], best / (data_.dims[0] * data_.dims[1])};
   slices_dirty_ = true;
 }
 
@@ -167,7 +181,10 @@ bool App::begin_panel(const char* name, ImVec2 pos, ImVec2 size) {
 void App::slices_panel(ImVec2 pos, ImVec2 size) {
   if (begin_panel("Slices", pos, size)) {
     ImGui::SetNextItemWidth(190);
-    if (ImGui::Combo("map", &map_choice_, kMapNames, IM_ARRAYSIZE(kMapNames))) slices_dirty_ = true;
+    if (ImGui::Combo("map", &map_choice_, kMapNames, IM_ARRAYSIZE(kMapNames))) {
+      slices_dirty_ = true;
+      if (options_.follow_peak) move_to_peak();
+    }
     ImGui::SameLine();
     ImGui::SetNextItemWidth(160);
     if (ImGui::SliderFloat("threshold", &overlay_.threshold, 0.0f, 10.0f, "%.2f")) slices_dirty_ = true;
@@ -182,6 +199,8 @@ void App::slices_panel(ImVec2 pos, ImVec2 size) {
       ImGui::SetNextItemWidth(size.x - 120);
       if (ImGui::SliderInt("TR", &replay_index_, 0, static_cast<int>(data_.history.size()) - 1)) slices_dirty_ = true;
     }
+    ImGui::SameLine();
+    if (ImGui::Checkbox("follow peak", &options_.follow_peak) && options_.follow_peak) move_to_peak();
     if (slices_dirty_) rebuild_slices();
     const float avail = ImGui::GetContentRegionAvail().x - 70;
     const Plane planes[3] = {Plane::kAxial, Plane::kCoronal, Plane::kSagittal};
@@ -230,6 +249,7 @@ void App::slices_panel(ImVec2 pos, ImVec2 size) {
         const int py =
             std::clamp(static_cast<int>((m.y - a.y) / (b.y - a.y) * static_cast<float>(t.height)), 0, t.height - 1);
         cursor_ = slice_pixel_to_voxel(planes[k], data_.dims, cursor_, px, py);
+        options_.follow_peak = false;
         slices_dirty_ = true;
       }
       ImGui::SameLine();
@@ -485,8 +505,21 @@ void App::frame(int width, int height) {
   feedback_panel(ImVec2(left, H * 0.5f), ImVec2(W - left, H * 0.5f));
 }
 
+// Per-frame work time (events, panels, slice images, GL drawing; not the wait for the next event).
+struct FrameTimes {
+  std::vector<double> ms;
+  nlohmann::json summary() const {
+    if (ms.empty()) return nlohmann::json::object();
+    std::vector<double> v = ms;
+    std::sort(v.begin(), v.end());
+    auto q = [&](double p) { return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1))]; };
+    const auto slow = std::count_if(v.begin(), v.end(), [](double x) { return x > 50.0; });
+    return {{"frames", v.size()}, {"p50_ms", q(0.5)}, {"p99_ms", q(0.99)}, {"max_ms", v.back()}, {"over_50_ms", slow}};
+  }
+};
+
 void write_layout(const std::filesystem::path& path, const Layout& layout, int width, int height,
-                  const ViewerData& data) {
+                  const ViewerData& data, const FrameTimes& frames) {
   nlohmann::json j{{"width", width},
                    {"height", height},
                    {"trs", data.history.size()},
@@ -498,6 +531,7 @@ void write_layout(const std::filesystem::path& path, const Layout& layout, int w
   nlohmann::json rects = nlohmann::json::object();
   for (const auto& [name, r] : layout.rects) rects[name] = {r.min.x, r.min.y, r.max.x - r.min.x, r.max.y - r.min.y};
   j["rects"] = rects;
+  j["frame_work"] = frames.summary();
   std::ofstream(path) << j.dump(1) << "\n";
 }
 
@@ -531,8 +565,10 @@ int run_viewer(SharedViewerData& shared, ViewerOptions options) {
     App app(shared, options);
     const auto start = std::chrono::steady_clock::now();
     int frames_after_ready = 0;
+    FrameTimes frame_times;
     while (glfwWindowShouldClose(window) == GLFW_FALSE) {
       glfwWaitEventsTimeout(1.0 / 60.0);
+      const auto frame_start = std::chrono::steady_clock::now();
       ImGui_ImplOpenGL3_NewFrame();
       ImGui_ImplGlfw_NewFrame();
       ImGui::NewFrame();
@@ -561,9 +597,9 @@ int run_viewer(SharedViewerData& shared, ViewerOptions options) {
             write_png(options.snapshot, width, height, flipped);
             std::filesystem::path layout_path = options.snapshot;
             layout_path += ".json";
-            write_layout(layout_path, app.layout(), width, height, app.data());
-            spdlog::info("snapshot after {} TRs: {} ({}x{}), layout {}", app.shown_trs(), options.snapshot.string(),
-                         width, height, layout_path.string());
+            write_layout(layout_path, app.layout(), width, height, app.data(), frame_times);
+            spdlog::info("snapshot after {} TRs: {} ({}x{}), layout {}; frame work {}", app.shown_trs(),
+                         options.snapshot.string(), width, height, layout_path.string(), frame_times.summary().dump());
           } catch (const std::exception& e) {
             spdlog::error("{}", e.what());
             status = 1;
@@ -579,6 +615,8 @@ int run_viewer(SharedViewerData& shared, ViewerOptions options) {
         }
       }
       glfwSwapBuffers(window);
+      frame_times.ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count());
     }
   }
   ImGui_ImplOpenGL3_Shutdown();

@@ -20,6 +20,7 @@ struct ViewerOptions {
   int64_t after = 1;
   double timeout_s = 120.0;  // snapshot mode: give up (exit status 1) after this long without `after` TRs
   bool replay = false;       // a recorded session: show a time slider over its TRs
+  bool follow_peak = false;  // the crosshair follows the map's maximum until a slice is clicked
   std::vector<std::vector<float>> replay_volumes;  // replay: the run's volumes (underlay per TR)
   std::function<std::string()> connection_status;  // a line for the status panel
 };

@@ -6,7 +6,8 @@
 
 Checks: every panel is present inside the picture; the three slices are not blank (enough non-black pixels with
 contrast); the traces are drawn (coloured pixels in the motion, FD, feedback and latency plots); the connectivity heat
-map has coloured cells; the snapshot was taken after at least N TRs; the device was reported.
+map has coloured cells; the snapshot was taken after at least N TRs; the device was reported; the frames kept up
+(99th percentile of the per-frame work under 250 ms, none over 1 s: half a TR at 2 TRs per second).
 """
 import json
 import struct
@@ -97,6 +98,10 @@ def check(width, height, rows, layout, min_trs):
         failures.append(f"only {layout.get('trs', 0)} TRs shown, expected at least {min_trs}")
     if min_trs > 0 and not layout.get("device"):
         failures.append("the device in use was not reported")
+    # Keeping up: at 2 TRs per second a TR lasts 500 ms; frames well under half of that never hold a TR back.
+    work = layout.get("frame_work", {})
+    if min_trs > 0 and (not work or work.get("p99_ms", 1e9) > 250 or work.get("max_ms", 1e9) > 1000):
+        failures.append(f"frames too slow to keep up at 2 TRs/s: {work}")
     return failures
 
 
@@ -107,7 +112,7 @@ def self_test():
     failures = check(width, height, blank, layout, 1)
     assert any("missing" in f for f in failures), failures
     layout = {"rects": {n: [0, 0, 64, 64] for n in PANELS + SLICES + TRACES + ["matrix:connectivity", "colour_bar"]},
-              "trs": 5, "device": "x"}
+              "trs": 5, "device": "x", "frame_work": {"p99_ms": 10, "max_ms": 20}}
     failures = check(width, height, blank, layout, 1)
     assert any("blank" in f for f in failures) and any("nothing drawn" in f for f in failures), failures
     print("check_snapshot: self-test passed (a blank picture and a missing layout are rejected)")

@@ -40,7 +40,7 @@ for _ in $(seq 1 300); do
 done
 
 xvfb-run -a -s "-screen 0 1600x1000x24" "$VIEW" --connect "tcp://127.0.0.1:$PUB" --snapshot "$WORK/view.png" \
-  --after 12 --timeout 200 >"$WORK/viewer.log" 2>&1 &
+  --after 12 --timeout 200 --follow-peak >"$WORK/viewer.log" 2>&1 &
 VIEWER=$!
 sleep 1
 "$RTFMRI" sim replay "$WORK/phantom/bold.nii.gz" --to "tcp://127.0.0.1:$INGEST" --speed 3 >"$WORK/replay.log" 2>&1
