@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks a viewer snapshot (PNG + PNG.json layout written by rtfmri-view --snapshot); standard library only.
 
-  check_snapshot.py SNAPSHOT.png --min-trs N     exit 0 when every check passes, 1 with the failed checks listed
+  check_snapshot.py SNAPSHOT.png --min-trs N [--replay]   exit 0 when every check passes, 1 with the failures
+                                                          (--replay: a recorded session, no device reported)
   check_snapshot.py --self-test                  proves the checks reject a blank and a panel-less picture
 
 Checks: every panel is present inside the picture; the three slices are not blank (enough non-black pixels with
@@ -67,7 +68,7 @@ def pixels(rows, rect):
             yield row[4 * xx], row[4 * xx + 1], row[4 * xx + 2]
 
 
-def check(width, height, rows, layout, min_trs):
+def check(width, height, rows, layout, min_trs, replay=False):
     failures = []
     rects = layout.get("rects", {})
     for name in PANELS + SLICES + TRACES + ["matrix:connectivity", "colour_bar"]:
@@ -96,7 +97,7 @@ def check(width, height, rows, layout, min_trs):
             failures.append(f"{name}: nothing drawn ({coloured} trace pixels)")
     if layout.get("trs", 0) < min_trs:
         failures.append(f"only {layout.get('trs', 0)} TRs shown, expected at least {min_trs}")
-    if min_trs > 0 and not layout.get("device"):
+    if min_trs > 0 and not replay and not layout.get("device"):
         failures.append("the device in use was not reported")
     # Keeping up: at 2 TRs per second a TR lasts 500 ms; frames well under half of that never hold a TR back.
     work = layout.get("frame_work", {})
@@ -126,7 +127,7 @@ def main():
     min_trs = int(sys.argv[sys.argv.index("--min-trs") + 1]) if "--min-trs" in sys.argv else 1
     width, height, rows = read_png(path)
     layout = json.load(open(path + ".json"))
-    failures = check(width, height, rows, layout, min_trs)
+    failures = check(width, height, rows, layout, min_trs, "--replay" in sys.argv)
     for f in failures:
         print("check_snapshot: FAIL", f)
     if not failures:

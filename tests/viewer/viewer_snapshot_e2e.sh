@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The viewer end to end, headless: a phantom run (Colin27, motion, motor blocks) replayed by the simulator into
 # `rtfmri run` (every stage, results on PUB), `rtfmri-view --connect` rendering under Xvfb until 12 TRs were shown,
-# then check_snapshot.py on the picture: panels present, slices not blank, traces drawn, device reported.
+# then check_snapshot.py on the picture: panels present, slices not blank, traces drawn, device reported; then the
+# recorded session through `rtfmri-view --replay`, checked the same way (every TR of the run shown).
 # Usage: viewer_snapshot_e2e.sh RTFMRI RTFMRI_VIEW DATA_DIR WORK_DIR   (exit 77: skipped, data or Xvfb missing)
 set -euo pipefail
 RTFMRI="$1"
@@ -54,3 +55,9 @@ wait "$SERVER" || true
 trap - EXIT
 cat "$WORK/viewer.log"
 python3 "$HERE/check_snapshot.py" "$WORK/view.png" --min-trs 12
+
+# The recorded session, browsed without a server: every analysed TR, the run's volumes and final maps.
+xvfb-run -a -s "-screen 0 1600x1000x24" "$VIEW" --replay "$WORK/session" --snapshot "$WORK/replay.png" --after 1 \
+  --timeout 60 --follow-peak >"$WORK/viewer-replay.log" 2>&1 || { cat "$WORK/viewer-replay.log"; echo "FAIL: replay"; exit 1; }
+cat "$WORK/viewer-replay.log"
+python3 "$HERE/check_snapshot.py" "$WORK/replay.png" --min-trs "$VOLUMES" --replay
