@@ -40,6 +40,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rtfmri-view: give exactly one of --connect ADDRESS or --replay SESSION_DIR\n");
     return 2;
   }
+  if (!connect.empty() && connect.rfind("tcp://", 0) != 0 && connect.rfind("ipc://", 0) != 0) {
+    std::fprintf(stderr, "rtfmri-view: --connect wants a ZeroMQ address like tcp://HOST:PORT, got '%s'\n",
+                 connect.c_str());
+    return 2;
+  }
   options.snapshot = snapshot;
   rtf::viewer::SharedViewerData shared;
   std::unique_ptr<rtf::viewer::ResultSubscriber> subscriber;
