@@ -82,6 +82,13 @@ void RoiCorrelation::reset_cumulative() {
   cumulative_z_.setConstant(kNaN);
 }
 
+RoiCorrelation::~RoiCorrelation() {
+  if (pending_ && !fetched_.empty()) {
+    cl_event e = read_done_.get();
+    if (clWaitForEvents(1, &e) != CL_SUCCESS) clFinish(device_.queue());  // never throw from here
+  }
+}
+
 void RoiCorrelation::update(const DeviceBuffer<float>& data, std::span<const int64_t> slots_in_time_order,
                             int64_t newest_slot, const ClEvent* after) {
   enqueue(data, slots_in_time_order, newest_slot, after);

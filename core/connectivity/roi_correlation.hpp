@@ -31,6 +31,11 @@ class RoiCorrelation {
   // series' length). Throws std::invalid_argument for an empty ROI set, a window < 2 or larger than `slots`, or neither
   // estimate enabled. Everything is allocated here.
   RoiCorrelation(Device& device, const RoiSet& rois, int64_t slots, ConnectivityOptions options = {});
+  // Waits for a read still in flight (enqueue() without finish(), e.g. after an exception), which writes into
+  // this object's staging memory.
+  ~RoiCorrelation();
+  RoiCorrelation(const RoiCorrelation&) = delete;
+  RoiCorrelation& operator=(const RoiCorrelation&) = delete;
 
   // One TR, with the arguments of SeedCorrelation::update. Computes the newest volume's ROI means (and those of any
   // window slot not seen yet) on the device, reads them back (blocking: this waits for the queue), then the matrices.

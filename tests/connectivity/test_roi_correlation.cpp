@@ -200,6 +200,26 @@ TEST(RoiCorrelation, LiveRingMatchesReferenceEveryTr) {
   EXPECT_EQ(corr.rois().present(), 16);
 }
 
+TEST(RoiCorrelation, DestroyedWithAReadInFlightWaitsForIt) {
+  // enqueue() starts non-blocking reads into the object's staging memory; destroying it before finish() (as an
+  // exception between the two would) must wait for them, and the ring and device stay usable afterwards.
+  Device& dev = test::test_device();
+  const Image bold = test::make_series({.dims = {17, 13, 9}, .volumes = 6, .signal = 4.0, .seed = fresh_seed()});
+  const RoiSet rois = random_rois(bold.header().dims, 11, -1, 5);
+  DeviceRingBuffer ring(dev, bold.header().voxels_per_volume(), 8);
+  test::drive_ring(ring, bold, [&](int64_t, std::span<const int64_t> slots, int64_t newest, const ClEvent& pushed) {
+    auto corr = std::make_unique<RoiCorrelation>(dev, rois, 8, ConnectivityOptions{.window = 4});
+    corr->enqueue(ring.data(), slots, newest, &pushed);
+    corr.reset();  // no finish()
+  });
+  DeviceRingBuffer fresh(dev, bold.header().voxels_per_volume(), 8);
+  RoiCorrelation corr(dev, rois, 8, {.window = 4});
+  test::drive_ring(fresh, bold, [&](int64_t, std::span<const int64_t> slots, int64_t newest, const ClEvent& pushed) {
+    corr.update(fresh.data(), slots, newest, &pushed);
+  });
+  EXPECT_EQ(corr.cumulative_volumes(), bold.nt());
+}
+
 TEST(RoiCorrelation, NonFiniteVolumesAreSkipped) {
   // An all-NaN volume (a present region without a finite voxel) leaves both estimates; a few NaN voxels do not.
   const uint64_t seed = fresh_seed();
