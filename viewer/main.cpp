@@ -9,7 +9,9 @@
 #include "viewer/session_source.hpp"
 #include "viewer/viewer_app.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_main(int argc, char** argv) {
   CLI::App app{"rtfmri-view: live viewer of an rtfmri server (docs/viewer.md)"};
   std::string connect, replay, run, snapshot;
   rtf::viewer::ViewerOptions options;
@@ -79,4 +81,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   return rtf::viewer::run_viewer(shared, std::move(options));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rtfmri-view: %s\n", e.what());
+    return 1;
+  }
 }

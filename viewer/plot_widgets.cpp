@@ -64,7 +64,9 @@ PlotRect line_plot(const char* id, const std::vector<Series>& series, ImVec2 siz
   auto py = [&](double y) { return bottom - static_cast<float>((y - y0) / (y1 - y0)) * (bottom - top); };
   if (y0 < 0 && y1 > 0) d->AddLine(ImVec2(left, py(0)), ImVec2(right, py(0)), IM_COL32(70, 70, 70, 255));
   for (double h : options.horizontal_lines) {
-    for (float x = left; x < right; x += 8) {
+    const int dashes = static_cast<int>((right - left) / 8) + 1;
+    for (int k = 0; k < dashes; ++k) {
+      const float x = left + 8.0f * static_cast<float>(k);
       d->AddLine(ImVec2(x, py(h)), ImVec2(std::min(x + 4, right), py(h)), IM_COL32(230, 60, 60, 255), 1.5f);
     }
   }

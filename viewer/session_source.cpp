@@ -142,8 +142,10 @@ RecordedSession load_recorded_session(const std::filesystem::path& session_dir, 
     u.sample.volume = index;
     if (first) {
       u.dims = g.dims;
-      for (int r = 0; r < 4; ++r) {
-        for (int c = 0; c < 4; ++c) u.affine[static_cast<size_t>(4 * r + c)] = g.affine(r, c);
+      for (size_t r = 0; r < 4; ++r) {
+        for (size_t c = 0; c < 4; ++c) {
+          u.affine[4 * r + c] = g.affine(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c));
+        }
       }
       u.roi_names = roi_names;
       for (const auto& entry : std::filesystem::directory_iterator(dir)) {

@@ -108,7 +108,7 @@ const std::vector<float>& App::underlay() const {
 }
 
 const std::vector<float>& App::overlay_map() const {
-  static const std::vector<float> none;
+  static const std::vector<float> kNone;
   switch (map_choice_) {
     case 0:
       return data_.t_map;
@@ -119,7 +119,7 @@ const std::vector<float>& App::overlay_map() const {
     case 3:
       return data_.seed_map;
     default:
-      return none;
+      return kNone;
   }
 }
 
@@ -215,7 +215,8 @@ void App::slices_panel(ImVec2 pos, ImVec2 size) {
       const float w = avail / 3 - 6;
       const float h = w * static_cast<float>(t.height) / (static_cast<float>(t.width) * static_cast<float>(t.aspect));
       image_height = std::max(image_height, h);
-      ImGui::Image(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.id)), ImVec2(w, h));
+      ImGui::Image(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.id)),  // NOLINT(performance-no-int-to-ptr)
+                   ImVec2(w, h));  // ImGui's OpenGL backend takes the texture name as its void* id
       const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
       layout_.add(names[k], {a, b});
       // Crosshair.
@@ -414,10 +415,10 @@ void App::connectivity_panel(ImVec2 pos, ImVec2 size) {
 
 void App::latency_panel(ImVec2 pos, ImVec2 size) {
   if (begin_panel("Latency", pos, size)) {
-    static const std::vector<ImU32> colours{IM_COL32(120, 120, 120, 255), IM_COL32(90, 140, 255, 255),
-                                            IM_COL32(240, 80, 80, 255),   IM_COL32(80, 220, 80, 255),
-                                            IM_COL32(240, 160, 60, 255),  IM_COL32(200, 90, 230, 255),
-                                            IM_COL32(250, 250, 250, 255)};
+    static const std::vector<ImU32> kStageColours{IM_COL32(120, 120, 120, 255), IM_COL32(90, 140, 255, 255),
+                                                  IM_COL32(240, 80, 80, 255),   IM_COL32(80, 220, 80, 255),
+                                                  IM_COL32(240, 160, 60, 255),  IM_COL32(200, 90, 230, 255),
+                                                  IM_COL32(250, 250, 250, 255)};
     std::vector<std::vector<double>> bars;
     std::vector<double> end_to_end;
     const size_t first = data_.history.size() > 200 ? data_.history.size() - 200 : 0;
@@ -437,7 +438,7 @@ void App::latency_panel(ImVec2 pos, ImVec2 size) {
       if (!l.empty()) end_to_end.push_back(l.back());
     }
     const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetContentRegionAvail().y - 26;
-    layout_.add("plot:latency_bars", stacked_bars("##bars", bars, colours, ImVec2(w * 0.62f, h)));
+    layout_.add("plot:latency_bars", stacked_bars("##bars", bars, kStageColours, ImVec2(w * 0.62f, h)));
     ImGui::SameLine();
     std::vector<double> all;
     for (const TrSample& t : data_.history) {
@@ -447,8 +448,8 @@ void App::latency_panel(ImVec2 pos, ImVec2 size) {
                 histogram("##hist", all, 30, ImVec2(w * 0.38f - 8, h), IM_COL32(250, 250, 250, 255)));
     const auto& names = latency_step_names();
     for (size_t k = 0; k < names.size(); ++k) {
-      ImGui::ColorButton(names[k].c_str(), ImGui::ColorConvertU32ToFloat4(colours[k]), ImGuiColorEditFlags_NoTooltip,
-                         ImVec2(10, 10));
+      ImGui::ColorButton(names[k].c_str(), ImGui::ColorConvertU32ToFloat4(kStageColours[k]),
+                         ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
       ImGui::SameLine();
       ImGui::TextUnformatted(names[k] == "end_to_end" ? "sent" : names[k].c_str());
       ImGui::SameLine();
@@ -494,15 +495,15 @@ void App::status_panel(ImVec2 pos, ImVec2 size) {
 void App::frame(int width, int height) {
   refresh();
   layout_.rects.clear();
-  const auto W = static_cast<float>(width), H = static_cast<float>(height);
-  const float left = W * 0.52f, top = H * 0.56f;
+  const auto fw = static_cast<float>(width), fh = static_cast<float>(height);
+  const float left = fw * 0.52f, top = fh * 0.56f;
   slices_panel(ImVec2(0, 0), ImVec2(left, top));
-  connectivity_panel(ImVec2(0, top), ImVec2(W * 0.26f, H - top));
+  connectivity_panel(ImVec2(0, top), ImVec2(fw * 0.26f, fh - top));
   const float status_height = 8 * ImGui::GetTextLineHeightWithSpacing() + 12;
-  latency_panel(ImVec2(W * 0.26f, top), ImVec2(left - W * 0.26f, H - top - status_height));
-  status_panel(ImVec2(W * 0.26f, H - status_height), ImVec2(left - W * 0.26f, status_height));
-  motion_panel(ImVec2(left, 0), ImVec2(W - left, H * 0.5f));
-  feedback_panel(ImVec2(left, H * 0.5f), ImVec2(W - left, H * 0.5f));
+  latency_panel(ImVec2(fw * 0.26f, top), ImVec2(left - fw * 0.26f, fh - top - status_height));
+  status_panel(ImVec2(fw * 0.26f, fh - status_height), ImVec2(left - fw * 0.26f, status_height));
+  motion_panel(ImVec2(left, 0), ImVec2(fw - left, fh * 0.5f));
+  feedback_panel(ImVec2(left, fh * 0.5f), ImVec2(fw - left, fh * 0.5f));
 }
 
 // Per-frame work time (events, panels, slice images, GL drawing; not the wait for the next event).
