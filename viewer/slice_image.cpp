@@ -77,7 +77,8 @@ SliceImage render_slice(std::span<const float> volume, std::span<const float> ma
       float grey = has_volume && std::isfinite(volume[i]) ? (volume[i] - window.first) * scale : 0.0f;
       const auto g = static_cast<uint8_t>(std::clamp(grey, 0.0f, 1.0f) * 255.0f);
       std::array<uint8_t, 3> rgb{g, g, g};
-      if (has_map && std::isfinite(map[i])) {
+      const bool in_brain = !has_volume || !(volume[i] < overlay.min_underlay);
+      if (has_map && in_brain && std::isfinite(map[i])) {
         const float m = map[i];
         const float span = std::max(overlay.maximum - overlay.threshold, 1e-6f);
         std::array<uint8_t, 3> c{};

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -20,6 +21,9 @@ struct OverlaySettings {
   bool positive = true;
   bool negative = true;
   float opacity = 1.0f;
+  // Colour only where the underlay is at least this (e.g. a fraction of the brain's intensity, so that maps are not
+  // drawn over the background noise); -inf: everywhere.
+  float min_underlay = -std::numeric_limits<float>::infinity();
 };
 
 struct SliceImage {

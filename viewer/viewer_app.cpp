@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "viewer/plot_widgets.hpp"
@@ -91,6 +92,7 @@ class App {
   OverlaySettings overlay_;
   std::pair<float, float> window_{0.0f, 1.0f};
   float fd_threshold_ = 0.5f;
+  bool brain_only_ = true;  // no overlay where the underlay is darker than 15% of its window's top (background)
   int replay_index_ = 0;
   std::vector<std::pair<int64_t, float>> voxel_series_;
 };
@@ -149,6 +151,7 @@ void App::move_to_peak() {
 
 void App::rebuild_slices() {
   if (data_.voxels() <= 0) return;
+  overlay_.min_underlay = brain_only_ ? 0.15f * window_.second : -std::numeric_limits<float>::infinity();
   const Plane planes[3] = {Plane::kAxial, Plane::kCoronal, Plane::kSagittal};
   for (int k = 0; k < 3; ++k) {
     slices_[static_cast<size_t>(k)].upload(
@@ -195,12 +198,14 @@ void App::slices_panel(ImVec2 pos, ImVec2 size) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(120);
     if (ImGui::SliderFloat("max", &overlay_.maximum, overlay_.threshold + 0.1f, 20.0f, "%.1f")) slices_dirty_ = true;
+    if (ImGui::Checkbox("follow peak", &options_.follow_peak) && options_.follow_peak) move_to_peak();
+    ImGui::SameLine();
+    if (ImGui::Checkbox("brain only", &brain_only_)) slices_dirty_ = true;
     if (options_.replay && !data_.history.empty()) {
-      ImGui::SetNextItemWidth(size.x - 120);
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 40);
       if (ImGui::SliderInt("TR", &replay_index_, 0, static_cast<int>(data_.history.size()) - 1)) slices_dirty_ = true;
     }
-    ImGui::SameLine();
-    if (ImGui::Checkbox("follow peak", &options_.follow_peak) && options_.follow_peak) move_to_peak();
     if (slices_dirty_) rebuild_slices();
     const float avail = ImGui::GetContentRegionAvail().x - 70;
     const Plane planes[3] = {Plane::kAxial, Plane::kCoronal, Plane::kSagittal};

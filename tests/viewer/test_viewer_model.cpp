@@ -215,6 +215,13 @@ TEST(SliceImage, OrientationAndOverlay) {
   const SliceImage positive_only = render_slice(volume, map, dims, {2, 3, 4}, Plane::kAxial, marked, {0.0f, 200.0f}, o);
   const uint8_t* grey = &positive_only.rgba[(1 * 7 + 3) * 4];
   EXPECT_EQ(grey[0], grey[2]);  // grey underlay only
+  // Background: no overlay where the underlay is below min_underlay.
+  o.negative = true;
+  o.min_underlay = 150.0f;  // only the marked voxel (200) is bright enough
+  const SliceImage masked = render_slice(volume, map, dims, {2, 3, 4}, Plane::kAxial, marked, {0.0f, 200.0f}, o);
+  const uint8_t* cool_masked = &masked.rgba[(1 * 7 + 3) * 4];
+  EXPECT_EQ(cool_masked[0], cool_masked[2]);                                       // x + 1 (100): grey
+  EXPECT_GT(masked.rgba[(1 * 7 + 2) * 4], masked.rgba[(1 * 7 + 2) * 4 + 2] + 60);  // the marked voxel: still hot
   const auto range = robust_range(volume);
   EXPECT_EQ(range.first, 100.0f);
 }
