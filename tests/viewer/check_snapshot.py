@@ -87,7 +87,7 @@ def check(width, height, rows, layout, min_trs, replay=False):
         lit = sum(v > 30 for v in values) / len(values)
         mean = sum(values) / len(values)
         spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
-        if lit < 0.15 or spread < 15:
+        if lit < 0.05 or spread < 15:
             failures.append(f"{name}: blank ({lit:.0%} of pixels lit, spread {spread:.1f})")
     for name in TRACES + ["matrix:connectivity"]:
         if name not in rects:
