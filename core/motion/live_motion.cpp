@@ -51,14 +51,13 @@ VolumeMotion LiveMotionCorrection::process(DeviceRingBuffer& ring, int64_t index
   m.params = rigid_params(estimate_, registration_.centre(), 1e-5);
   const ClEvent resliced = registration_.reslice(ring.data(), offset, estimate_, corrected_);
   ring.replace_volume(index, corrected_, &resliced);
-  host_volume_.resize(voxels);
-  corrected_.read(device_.queue(), host_volume_);
+  if (!dvars_) dvars_ = std::make_unique<DeviceDvars>(device_, mask_);
+  const double change = dvars_->next(corrected_);  // in-order queue: after the reslice
   if (previous_params_) {
     m.fd_mm = framewise_displacement(*previous_params_, m.params);
-    m.dvars = dvars(previous_, host_volume_, mask_);
+    m.dvars = change;
   }
   previous_params_ = m.params;
-  previous_.swap(host_volume_);
   history_.push_back(m);
   return m;
 }

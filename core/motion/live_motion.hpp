@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "core/device/device.hpp"
 #include "core/mask/brain_mask.hpp"
+#include "core/motion/device_dvars.hpp"
 #include "core/motion/motion_metrics.hpp"
 #include "core/registration/rigid_registration.hpp"
 #include "core/ring/device_ring_buffer.hpp"
@@ -41,8 +43,8 @@ class LiveMotionCorrection {
   LiveMotionOptions options_;
   RigidRegistration registration_;
   DeviceBuffer<float> corrected_;
-  std::vector<uint8_t> mask_;    // DVARS voxels (brain mask of the reference)
-  std::vector<float> previous_;  // previous corrected volume (host), for DVARS
+  std::vector<uint8_t> mask_;           // DVARS voxels (brain mask of the reference)
+  std::unique_ptr<DeviceDvars> dvars_;  // against the previous corrected volume, on the device
   std::optional<RigidParams> previous_params_;
   Eigen::Matrix4d estimate_ = Eigen::Matrix4d::Identity();
   std::vector<VolumeMotion> history_;

@@ -41,11 +41,21 @@ TEST(LiveMotionStage, FlagsAnUnregistrableVolumeAndRecovers) {
                                        {{1.1, -0.7, 0.6}, {0.8, 0.6, -1.0}},
                                        {{1.4, -0.9, 0.8}, {1.0, 0.7, -1.2}}};
   const int64_t broken = 3;
+  std::vector<std::vector<float>> corrected;  // each volume as the stage left it in the ring
+  std::vector<uint8_t> mask;                  // the stage's DVARS mask: the brain mask of the reference (volume 0)
   for (int64_t t = 0; t < static_cast<int64_t>(truth.size()); ++t) {
     std::vector<float> v = test::blobs(h, 5, rigid_matrix(truth[static_cast<size_t>(t)], centre));
     if (t == broken) std::fill(v.begin(), v.end(), std::nanf(""));
     push(ring, t, v);
+    if (t == 0) {
+      ImageHeader g = h;
+      g.num_volumes = 1;
+      mask = compute_brain_mask(test::test_device(), Image(g, v)).inside;
+    }
     const VolumeMotion m = stage.process(ring, t);
+    corrected.emplace_back(static_cast<size_t>(h.voxels_per_volume()));
+    ring.data().read(test::test_device().queue(), corrected.back(),
+                     static_cast<size_t>(ring.slot_of(t) * h.voxels_per_volume()));
     if (t == broken) {
       EXPECT_FALSE(m.converged);
       EXPECT_NE(m.failure.find("NaN or infinite"), std::string::npos) << m.failure;
@@ -61,6 +71,15 @@ TEST(LiveMotionStage, FlagsAnUnregistrableVolumeAndRecovers) {
   EXPECT_NEAR(stage.history()[broken].fd_mm, 0.0, 1e-12);  // flagged: the previous estimate is kept
   EXPECT_GT(stage.history()[2].dvars, 0.0);
   EXPECT_TRUE(std::isfinite(stage.history()[4].dvars));  // NaN voxels of the flagged volume 3 are left out
+  // DVARS (computed on the device) equals the host definition over the corrected volumes.
+  for (size_t t = 1; t < truth.size(); ++t) {
+    const double want = dvars(corrected[t - 1], corrected[t], mask);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(stage.history()[t].dvars)) << t;
+    } else {
+      EXPECT_NEAR(stage.history()[t].dvars, want, 1e-5 * want + 1e-9) << "volume " << t;
+    }
+  }
 }
 
 TEST(LiveMotionStage, VolumesBeforeTheReferenceAreReportedAndLeftAlone) {
