@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "bench/bench_design.hpp"
 #include "bench/bench_stats.hpp"
 #include "core/device/cl_error.hpp"
 #include "core/glm/live_glm.hpp"
@@ -34,39 +35,6 @@ struct Grid {
   std::string name() const { return fmt::format("{}x{}x{}", dims[0], dims[1], dims[2]); }
   int64_t voxels() const { return dims[0] * dims[1] * dims[2]; }
 };
-
-// Four conditions in 16 s blocks, six random-walk "motion" confounds, one DCT drift term, the constant: 12 columns.
-rtf::DesignMatrix make_design(int64_t volumes) {
-  std::vector<rtf::Event> events;
-  const std::array<const char*, 4> names{"a", "b", "c", "d"};
-  for (int64_t k = 0; 8 + 20 * k < volumes; ++k) {
-    events.push_back({8.0 + 20.0 * static_cast<double>(k), 12.0, names[static_cast<size_t>(k % 4)], std::nullopt});
-  }
-  rtf::DesignOptions o;
-  o.tr_s = 1.0;
-  o.n_scans = volumes;
-  o.highpass_cutoff_s = 2.0 * static_cast<double>(volumes);  // one cosine
-  o.confounds = Eigen::MatrixXd(volumes, 6);
-  std::mt19937 rng(3);
-  std::normal_distribution<double> normal;
-  for (Eigen::Index j = 0; j < 6; ++j) {
-    double walk = 0.0;
-    for (int64_t t = 0; t < volumes; ++t) o.confounds(t, j) = walk += 0.05 * normal(rng);
-  }
-  return rtf::build_design_matrix(events, o);
-}
-
-std::vector<rtf::GlmContrast> make_contrasts(const rtf::DesignMatrix& d) {
-  auto row = [&](std::initializer_list<std::pair<const char*, double>> terms) {
-    Eigen::MatrixXd w = Eigen::MatrixXd::Zero(1, d.x.cols());
-    for (const auto& [name, weight] : terms) w(0, *d.find(name)) = weight;
-    return w;
-  };
-  Eigen::MatrixXd f(4, d.x.cols());
-  f << row({{"a", 1}}), row({{"b", 1}}), row({{"c", 1}}), row({{"d", 1}});
-  return {
-      {"a-b", row({{"a", 1}, {"b", -1}})}, {"c-d", row({{"c", 1}, {"d", -1}})}, {"a", row({{"a", 1}})}, {"effects", f}};
-}
 
 nlohmann::json stages_per_update(const rtf::KernelProfile& profile, int updates) {
   nlohmann::json s = nlohmann::json::object();
@@ -115,8 +83,9 @@ void bench_live(rtf::Device& dev, const Options& opt, const Grid& g, const char*
 
 void bench_grid(rtf::Device& dev, const Options& opt, const Grid& g) {
   const int64_t volumes = opt.window + opt.warmup + opt.runs + 1;
-  const rtf::DesignMatrix design = make_design(volumes);
-  const auto contrasts = make_contrasts(design);
+  const rtf::DesignMatrix design =
+      rtf::bench::bench_design(volumes, rtf::bench::bench_events(volumes), rtf::bench::BenchConfounds::kRandomWalk);
+  const auto contrasts = rtf::bench::bench_contrasts(design);
   auto want = [&](const std::string& n) { return opt.filter.empty() || n.find(opt.filter) != std::string::npos; };
   if (want("glm cumulative")) {
     rtf::CumulativeGlm glm(dev, g.voxels(), {design, contrasts, 0.0, std::nullopt});
@@ -132,11 +101,12 @@ void bench_grid(rtf::Device& dev, const Options& opt, const Grid& g) {
   if (want("glm series")) {
     const int64_t n = 200;
     auto img = rtf::sim::random_image({g.dims, n, g.voxel_mm, 1.0, 900.0f, 1100.0f, 5});
-    const rtf::DesignMatrix d = make_design(n);
+    const rtf::DesignMatrix d =
+        rtf::bench::bench_design(n, rtf::bench::bench_events(n), rtf::bench::BenchConfounds::kRandomWalk);
     std::vector<double> wall;
     for (int i = 0; i < 3; ++i) {
       const auto t0 = Clock::now();
-      const auto r = rtf::fit_series_glm(dev, img, d, make_contrasts(d));
+      const auto r = rtf::fit_series_glm(dev, img, d, rtf::bench::bench_contrasts(d));
       wall.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
     const auto w = rtf::bench::summarize(wall);

@@ -13,6 +13,7 @@
 #include <random>
 #include <string>
 
+#include "bench/bench_design.hpp"
 #include "core/connectivity/atlas.hpp"
 #include "core/connectivity/roi_correlation.hpp"
 #include "core/connectivity/seed.hpp"
@@ -55,38 +56,12 @@ rtf::ImageHeader header_of(const Grid& g) {
   return h;
 }
 
-// Four conditions, six motion confounds, one drift term, the constant: 12 columns.
-rtf::DesignMatrix make_design(int64_t volumes, std::vector<rtf::Event>& events) {
-  const std::array<const char*, 4> names{"a", "b", "c", "d"};
-  for (int64_t k = 0; 8 + 20 * k < volumes; ++k) {
-    events.push_back({8.0 + 20.0 * static_cast<double>(k), 12.0, names[static_cast<size_t>(k % 4)], std::nullopt});
-  }
-  rtf::DesignOptions o;
-  o.tr_s = 1.0;
-  o.n_scans = volumes;
-  o.highpass_cutoff_s = 2.0 * static_cast<double>(volumes);
-  o.confounds = Eigen::MatrixXd::Zero(volumes, 6);  // filled per TR, as the motion stage would
-  return rtf::build_design_matrix(events, o);
-}
-
-std::vector<rtf::GlmContrast> make_contrasts(const rtf::DesignMatrix& d) {
-  auto row = [&](std::initializer_list<std::pair<const char*, double>> terms) {
-    Eigen::MatrixXd w = Eigen::MatrixXd::Zero(1, d.x.cols());
-    for (const auto& [name, weight] : terms) w(0, *d.find(name)) = weight;
-    return w;
-  };
-  Eigen::MatrixXd f(4, d.x.cols());
-  f << row({{"a", 1}}), row({{"b", 1}}), row({{"c", 1}}), row({{"d", 1}});
-  return {
-      {"a-b", row({{"a", 1}, {"b", -1}})}, {"c-d", row({{"c", 1}, {"d", -1}})}, {"a", row({{"a", 1}})}, {"effects", f}};
-}
-
 void bench_grid(rtf::Device& dev, const Options& opt, const Grid& g, const rtf::LabelAtlas& aal) {
   const rtf::ImageHeader h = header_of(g);
   const int64_t volumes = opt.window + opt.warmup + opt.runs;
-  std::vector<rtf::Event> events;
-  const rtf::DesignMatrix design = make_design(volumes, events);
-  const auto contrasts = make_contrasts(design);
+  const std::vector<rtf::Event> events = rtf::bench::bench_events(volumes);
+  const rtf::DesignMatrix design = rtf::bench::bench_design(volumes, events, rtf::bench::BenchConfounds::kZero);
+  const auto contrasts = rtf::bench::bench_contrasts(design);
   const int64_t ring_capacity = opt.window + 4;
   rtf::DeviceRingBuffer ring(dev, g.voxels(), ring_capacity);
   rtf::ConnectivityOptions copt;
