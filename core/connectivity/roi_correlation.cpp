@@ -34,14 +34,7 @@ RoiCorrelation::RoiCorrelation(Device& device, const RoiSet& rois, int64_t slots
       slots_(slots),
       options_(options),
       means_(device, rois.roi_of_voxel, checked_rois(rois), slots) {
-  if (!options_.sliding && !options_.cumulative) {
-    throw std::invalid_argument("roi correlation: neither the sliding nor the cumulative estimate is enabled");
-  }
-  if (options_.sliding && (options_.window < 2 || options_.window > slots)) {
-    throw std::invalid_argument(fmt::format(
-        "roi correlation: a sliding window of {} volumes needs 2 <= W <= {} (the volumes the data buffer holds)",
-        options_.window, slots));
-  }
+  check_connectivity_options("roi correlation", options_, slots);
   const int64_t r = rois.size();
   for (int64_t i = 0; i < r; ++i) {
     if (means_.voxel_counts()[static_cast<size_t>(i)] > 0) present_.push_back(static_cast<int32_t>(i));

@@ -40,14 +40,7 @@ SeedCorrelation::SeedCorrelation(Device& device, const ImageHeader& grid, std::s
       options_(options),
       vec_(options.vector_width == 0 ? preferred_vector_width(device) : options.vector_width),
       seed_(device, seed_regions(grid.voxels_per_volume(), seed_voxels), 1, slots) {
-  if (!options_.sliding && !options_.cumulative) {
-    throw std::invalid_argument("seed correlation: neither the sliding nor the cumulative estimate is enabled");
-  }
-  if (options_.sliding && (options_.window < 2 || options_.window > slots)) {
-    throw std::invalid_argument(fmt::format(
-        "seed correlation: a sliding window of {} volumes needs 2 <= W <= {} (the volumes the data buffer holds)",
-        options_.window, slots));
-  }
+  check_connectivity_options("seed correlation", options_, slots);
   if (vec_ != 1 && vec_ != 2 && vec_ != 4 && vec_ != 8 && vec_ != 16) {
     throw std::invalid_argument(
         fmt::format("seed correlation: vector width {} (0, 1, 2, 4, 8 or 16)", options_.vector_width));

@@ -10,6 +10,17 @@
 
 namespace rtf {
 
+void check_connectivity_options(std::string_view who, const ConnectivityOptions& options, int64_t slots) {
+  if (!options.sliding && !options.cumulative) {
+    throw std::invalid_argument(fmt::format("{}: neither the sliding nor the cumulative estimate is enabled", who));
+  }
+  if (options.sliding && (options.window < 2 || options.window > slots)) {
+    throw std::invalid_argument(
+        fmt::format("{}: a sliding window of {} volumes needs 2 <= W <= {} (the volumes the data buffer holds)", who,
+                    options.window, slots));
+  }
+}
+
 std::span<const int64_t> checked_window(std::string_view who, std::span<const int64_t> slots_in_time_order,
                                         int64_t newest_slot, int64_t capacity, int64_t window,
                                         std::vector<uint8_t>& seen) {

@@ -22,6 +22,10 @@ struct ConnectivityOptions {
   int vector_width = 0;
 };
 
+// Checks the options against a data buffer of `slots` volumes: at least one estimate, and 2 <= W <= slots when the
+// sliding one is on. Throws std::invalid_argument naming `who`.
+void check_connectivity_options(std::string_view who, const ConnectivityOptions& options, int64_t slots);
+
 // Checks one TR's arguments and returns the sliding window: the last min(W, n) entries of `slots_in_time_order`.
 // `slots_in_time_order`: the slots of the volumes held, oldest first, each in [0, capacity) and listed once;
 // `newest_slot`: the volume that arrived this TR, which must be the last entry. `seen` is scratch of `capacity`
