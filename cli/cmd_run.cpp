@@ -10,7 +10,9 @@
 
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -19,6 +21,7 @@
 #include "cli/pipeline_flags.hpp"
 #include "stream/pipeline/live_stage.hpp"
 #include "stream/pipeline/pipeline_config.hpp"
+#include "stream/pipeline/warm_up.hpp"
 #include "stream/pyneal/pyneal_receiver.hpp"
 #include "stream/server/ingest_core.hpp"
 #include "stream/server/latency_log.hpp"
@@ -52,7 +55,8 @@ sigset_t block_stop_signals() {
   return set;
 }
 
-void print_summary(const rtf::stream::IngestStats& s, const rtf::stream::LiveStageCounters& live) {
+void print_summary(const rtf::stream::IngestStats& s, const rtf::stream::LiveStageCounters& live,
+                   const std::map<std::string, std::vector<int64_t>>& skipped) {
   fmt::print("ingest: {} messages, {} volumes recorded, {} duplicates, {} NACKs, {} runs closed\n", s.messages,
              s.recorded, s.duplicates, s.nacked, s.runs_closed);
   for (const auto& [code, n] : s.nacks_by_code) fmt::print("  NACK {}: {}\n", code, n);
@@ -60,6 +64,9 @@ void print_summary(const rtf::stream::IngestStats& s, const rtf::stream::LiveSta
       "device: {} volumes uploaded, {} analysed, {} skipped (a newer volume was waiting), {} dropped before the device "
       "stage (queue full), {} failed\n",
       live.uploaded, live.analysed, live.skipped, s.queue_dropped, live.failed);
+  for (const auto& [run, indices] : skipped) {
+    fmt::print("  skipped in run {}: volumes {}\n", run, rtf::stream::format_index_ranges(indices));
+  }
 }
 
 void save_latency_summary(const std::filesystem::path& path, const rtf::stream::LatencyLog& log) {
@@ -79,6 +86,8 @@ void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& gl
   using namespace rtf::stream;
   const PipelineConfig c = rtf::cli::pipeline_config_from(o.pipeline, cmd);
   validate(c);
+  std::optional<rtf::ImageHeader> warm;
+  if (!c.warm.empty() && !o.no_device) warm = warm_grid(c.warm);  // a bad spec fails before binding
   IngestOptions ingest;
   ingest.limits.max_volumes = c.max_volumes;
   ingest.limits.max_payload_bytes = o.max_payload_bytes;
@@ -90,6 +99,15 @@ void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& gl
   const sigset_t stop_signals = block_stop_signals();
   std::unique_ptr<rtf::Device> device;
   if (!o.no_device) device = rtf::cli::open_device(globals);
+  if (device && warm) {
+    // Before anything listens: a scanner that connects now finds every kernel built.
+    const auto& g = *warm;
+    spdlog::info("warm-up: building every stage's kernels for {}x{}x{} voxels of {:.3g}x{:.3g}x{:.3g} mm", g.dims[0],
+                 g.dims[1], g.dims[2], g.voxel_mm[0], g.voxel_mm[1], g.voxel_mm[2]);
+    const WarmUpReport w = warm_up(*device, c, g);
+    spdlog::info("warm-up: done in {:.2f} s ({} kernel programs compiled, {} loaded from the disk cache; stages: {})",
+                 w.seconds, w.compiled, w.from_disk_cache, w.stages);
+  }
   IngestCore core(c.session_dir, ingest);
   if (!c.session.empty()) {
     std::string why;
@@ -188,7 +206,8 @@ void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& gl
   live_thread.join();
   if (outputs) outputs->stop();
   for (const std::string& line : core.write_open_runs()) fmt::print("{}\n", line);
-  print_summary(core.stats(), live ? live->counters() : LiveStageCounters{});
+  print_summary(core.stats(), live ? live->counters() : LiveStageCounters{},
+                live ? live->skipped_volumes() : std::map<std::string, std::vector<int64_t>>{});
   const std::string summary = latency.summary();
   if (!summary.empty()) fmt::print("latency per volume:\n{}", summary);
   save_latency_summary(core.session_dir() / "latency_summary.json", latency);
@@ -224,6 +243,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "recording)")
       ->check(CLI::Range(size_t{1}, size_t{100000}))
       ->capture_default_str();
+  cmd->add_option("--warm", v.warm,
+                  "The runs' grid, known before the scan: NXxNYxNZ@MM (e.g. 64x64x33@3, or @3x3x3.5) or a NIfTI on "
+                  "that grid (e.g. a previous run's bold.nii.gz). Every stage's kernels are built before the server "
+                  "listens, so that no TR is lost to compilation ([run] warm)");
   cmd->add_option("--exit-after-runs", v.exit_after_runs,
                   "Stop after this many runs were closed (0: run until signalled)")
       ->capture_default_str();

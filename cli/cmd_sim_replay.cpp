@@ -8,6 +8,7 @@
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
 #include "core/io/nifti_io.hpp"
+#include "sim/replay/feedback_lockstep.hpp"
 #include "sim/replay/replay.hpp"
 
 namespace {
@@ -16,12 +17,20 @@ struct ReplayCli {
   std::string file;
   rtf::sim::ReplayOptions options;
   std::string corrupt_target = "both";
+  std::string lockstep;  // HOST:PORT of the server's feedback lines; empty: paced by --speed only
 };
 
 void run(ReplayCli& c) {
   if (c.corrupt_target == "header") c.options.faults.corrupt_target = rtf::sim::CorruptTarget::kHeader;
   if (c.corrupt_target == "payload") c.options.faults.corrupt_target = rtf::sim::CorruptTarget::kPayload;
   const rtf::Image image = rtf::read_nifti(c.file);
+  std::unique_ptr<rtf::sim::FeedbackLockstep> lockstep;
+  if (!c.lockstep.empty()) {
+    lockstep = std::make_unique<rtf::sim::FeedbackLockstep>(c.lockstep, c.options.lockstep_timeout_s);
+    c.options.handled = [&lockstep, run = c.options.run](int64_t previous) {
+      return lockstep->finished(run, previous);
+    };
+  }
   zmq::context_t context(1);
   const rtf::sim::ReplayReport r = rtf::sim::replay(image, c.options, context);
   const auto& s = r.stats;
@@ -46,6 +55,14 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
   cmd->add_option("--tr", o.tr_s, "TR in seconds (default: the file's pixdim[4])")->check(CLI::PositiveNumber);
   cmd->add_option("--speed", o.speed, "Times faster than real time; 0: as fast as the server acknowledges")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--lockstep", c->lockstep,
+                  "HOST:PORT of the server's feedback lines (its feedback_tcp): send each volume only after the line "
+                  "for the previous one arrived, so that the server analyses every volume however busy the machine is "
+                  "(never faster than --speed)");
+  cmd->add_option("--lockstep-timeout", o.lockstep_timeout_s,
+                  "Seconds to wait for the server to connect and to finish a volume before giving up")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--start", o.start, "First volume of the file to send; it goes out as index 0")
       ->check(CLI::NonNegativeNumber)

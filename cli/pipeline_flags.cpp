@@ -46,7 +46,11 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   stream::PipelineConfig c =
       f.config_file.empty() ? stream::PipelineConfig{} : stream::load_pipeline_config(f.config_file);
   const stream::PipelineConfig& o = f.values;
-  auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
+  auto given =
+      [&](const char* flag) {  // flags a command does not register (e.g. replay has no --listen) count as not given
+        const CLI::Option* option = cmd.get_option_no_throw(flag);
+        return option != nullptr && option->count() > 0;
+      };
   if (given("--listen")) c.listen = o.listen;
   if (given("--session-dir")) c.session_dir = o.session_dir;
   if (given("--session")) c.session = o.session;
@@ -58,6 +62,7 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   if (given("--tr")) c.tr_s = o.tr_s;
   if (given("--volumes")) c.volumes = o.volumes;
   if (given("--events")) c.events = o.events;
+  if (given("--warm")) c.warm = o.warm;
   if (given("--motion-ref")) c.motion_reference = o.motion_reference;
   if (f.no_motion) c.motion = false;
   if (given("--fwhm")) c.smoothing_fwhm_mm = o.smoothing_fwhm_mm;

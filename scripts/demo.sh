@@ -21,9 +21,8 @@ if [[ -n "${RTFMRI_BIN:-}" ]]; then
   # A prebuilt rtfmri (e.g. a bundle on a machine without a package registry; data from RTFMRI_DATA_DIR): no set-up.
   RTFMRI="$RTFMRI_BIN"
 else
-  bash "$ROOT/scripts/setup.sh"
-  bash "$ROOT/scripts/fetch-data.sh" "$BUILD/data"
-  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  mkdir -p "$BUILD"
+  bash "$ROOT/scripts/prepare.sh" "$BUILD"  # the same configuration as scripts/test.sh: nothing is compiled twice
   cmake --build "$BUILD" -j "$(nproc)" --target rtfmri
   if [[ "${RTF_DEMO_VIEW:-0}" == 1 ]]; then cmake --build "$BUILD" -j "$(nproc)" --target rtfmri-view || true; fi
   RTFMRI="$BUILD/cli/rtfmri"
@@ -50,20 +49,27 @@ echo "== OpenCL devices"
 echo "== 1. simulator: a phantom run with known motion and activation"
 "$RTFMRI" sim phantom --out "$OUT/phantom" --volumes "$VOLUMES" --tr 1 --block-on 10 --block-off 10 --psc 3 --seed 7
 
-echo "== 2. live server"
+echo "== 2. live server (it first builds every kernel for the run's grid: --warm; minutes on a cold CPU cache)"
 "$RTFMRI" run --session-dir "$OUT/session" --listen "tcp://127.0.0.1:$INGEST_PORT" \
   --feedback-tcp "127.0.0.1:$FEEDBACK_PORT" --results-pub "tcp://127.0.0.1:$PUB_PORT" \
   --events "$OUT/phantom/events.tsv" --volumes "$VOLUMES" --tr 1 --feedback-roi=-38,-24,56,8 \
-  --exit-after-runs 1 >"$OUT/server.log" 2>&1 &
+  --warm "$OUT/phantom/bold.nii.gz" --exit-after-runs 1 >"$OUT/server.log" 2>&1 &
 SERVER=$!
 cleanup() { kill "$SERVER" "${CLIENT:-}" 2>/dev/null || true; }
 trap cleanup EXIT
-for _ in $(seq 1 300); do
-  grep -q "feedback: TCP lines" "$OUT/server.log" 2>/dev/null && break
-  kill -0 "$SERVER" 2>/dev/null || { cat "$OUT/server.log"; echo "demo: the server did not start" >&2; exit 1; }
-  sleep 0.1
-done
-grep -E "device|listening|results|feedback" "$OUT/server.log" | sed 's/^/   server: /'
+# wait_for_log PATTERN: until the server logs it (bounded only to turn a hang into an error).
+wait_for_log() {
+  for _ in $(seq 1 6000); do
+    grep -q "$1" "$OUT/server.log" 2>/dev/null && return 0
+    kill -0 "$SERVER" 2>/dev/null || { cat "$OUT/server.log"; echo "demo: the server stopped" >&2; exit 1; }
+    sleep 0.1
+  done
+  cat "$OUT/server.log"
+  echo "demo: the server never logged '$1'" >&2
+  exit 1
+}
+wait_for_log "feedback: TCP lines"
+grep -E "device|warm-up|listening|results|feedback" "$OUT/server.log" | sed 's/^/   server: /'
 
 if [[ "${RTF_DEMO_VIEW:-0}" == 1 ]]; then
   VIEW="${RTFMRI_VIEW_BIN:-$BUILD/viewer/rtfmri-view}"
@@ -78,7 +84,7 @@ fi
 echo "== 3. stimulus-side client (examples/feedback_client.py): one line per TR"
 python3 "$ROOT/examples/feedback_client.py" --port "$FEEDBACK_PORT" --retry 0.2 2>/dev/null &
 CLIENT=$!
-sleep 0.5
+wait_for_log "feedback TCP: client connected"
 
 echo "== 4. scanner: replaying the run at ${SPEED}x real time (TR 1 s)"
 "$RTFMRI" sim replay "$OUT/phantom/bold.nii.gz" --to "tcp://127.0.0.1:$INGEST_PORT" --speed "$SPEED" \

@@ -64,8 +64,10 @@ int run_main(int argc, char** argv) {
       options.connection_status = [s = subscriber.get()] {
         const auto st = s->status();
         std::string line = "server " + s->address() + ": ";
-        if (st.seconds_since_last < 0) {
-          line += "waiting for results";
+        if (!st.connected) {
+          line += st.messages > 0 ? "connection lost, reconnecting" : "connecting";
+        } else if (st.seconds_since_last < 0) {
+          line += "connected, waiting for results";
         } else {
           char text[96];
           std::snprintf(text, sizeof text, "%lld messages, last %.1f s ago", static_cast<long long>(st.messages),

@@ -1,4 +1,4 @@
-// ResultSubscriber: receive loop (100 ms polls, so that stopping is prompt), decoding, status.
+// ResultSubscriber: receive loop (100 ms polls, so that stopping is prompt), connection events, decoding, status.
 #include "viewer/result_subscriber.hpp"
 
 #include <spdlog/spdlog.h>
@@ -7,6 +7,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "stream/output/zmq_connection_monitor.hpp"
 #include "viewer/result_message.hpp"
 
 namespace rtf::viewer {
@@ -33,6 +34,7 @@ SubscriberStatus ResultSubscriber::status() const {
 void ResultSubscriber::run() {
   zmq::context_t context(1);
   zmq::socket_t socket(context, zmq::socket_type::sub);
+  stream::ZmqConnectionMonitor connection(context, socket);
   socket.set(zmq::sockopt::subscribe, "rtfmri.tr");
   socket.set(zmq::sockopt::rcvtimeo, 100);
   socket.set(zmq::sockopt::linger, 0);
@@ -48,7 +50,21 @@ void ResultSubscriber::run() {
     return;
   }
   std::vector<zmq::message_t> parts;
+  bool connected = false;
   while (!stop_) {
+    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {connection.events().handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, 2, std::chrono::milliseconds(100));
+    if (const bool now = connection.poll() > 0; now != connected) {
+      connected = now;
+      if (connected) {
+        spdlog::info("results: connected to {}", address_);
+      } else {
+        spdlog::warn("results: connection to {} lost; reconnecting", address_);
+      }
+      std::lock_guard lock(status_mutex_);
+      status_.connected = connected;
+    }
+    if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
     parts.clear();
     zmq::message_t part;
     if (!socket.recv(part)) continue;  // timeout

@@ -1,6 +1,8 @@
 // ResultSubscriber: the network thread. A ZeroMQ SUB socket on the server's results stream (docs/protocol.md §8);
 // each message is decoded and applied to SharedViewerData. ZeroMQ reconnects by itself when the server restarts; a
-// restarted server (sequence back to 0) or a new run clears the history. No OpenGL work happens here.
+// restarted server (sequence back to 0) or a new run clears the history. Whether the server is connected comes from
+// the socket's handshake events (logged once per change: "results: connected to ..."), so "connected" means the
+// subscription reached the server, not merely that the address was valid. No OpenGL work happens here.
 #pragma once
 
 #include <atomic>
@@ -18,6 +20,7 @@ struct SubscriberStatus {
   int64_t messages = 0;      // decoded and applied
   int64_t bad_messages = 0;  // could not be decoded (reason in last_error)
   std::string last_error;
+  bool connected = false;            // a server completed the handshake and has not disconnected since
   double seconds_since_last = -1.0;  // -1: nothing received yet
 };
 

@@ -94,6 +94,7 @@ ReplayReport replay(const Image& image, const ReplayOptions& options, zmq::conte
   report.end_run_requested = options.end_run;
   const double t0 = now_s();
   double previous_target = t0;
+  int64_t previous = -1;  // wire index of the volume sent last
   // Wire indices count from 0 at `start`: a run replayed from volume K is a run of its own.
   for (const PlannedSend& s : plan_faults(0, count, options.faults)) {
     const double target = std::max(t0 + static_cast<double>(s.index) * period, previous_target) + s.delay_s;
@@ -101,6 +102,18 @@ ReplayReport replay(const Image& image, const ReplayOptions& options, zmq::conte
     while (now_s() < target) {
       sender.poll(std::min(0.05, target - now_s()));
       ack_log.update(sender);
+    }
+    if (options.handled && previous >= 0) {
+      const double deadline = now_s() + options.lockstep_timeout_s;
+      while (!options.handled(previous)) {
+        if (now_s() > deadline) {
+          throw std::runtime_error(
+              fmt::format("lockstep: the server did not finish volume {} within {} s (it sent no feedback line for it)",
+                          previous, options.lockstep_timeout_s));
+        }
+        sender.poll(0.002);
+        ack_log.update(sender);
+      }
     }
     if (s.reconnect_before) {
       spdlog::info("fault: dropping the connection before volume {}", s.index);
@@ -111,6 +124,7 @@ ReplayReport replay(const Image& image, const ReplayOptions& options, zmq::conte
     v.payload = encode_voxels(image.volume(options.start + s.index), type);
     stream::seal_volume(v);
     sender.send(std::move(v), s.tamper);
+    previous = s.index;
     ++report.volumes;
     sender.poll(0);
     ack_log.update(sender);

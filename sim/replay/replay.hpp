@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -28,6 +29,12 @@ struct ReplayOptions {
   bool end_run = true;             // send END_OF_RUN at the end
   FaultOptions faults;
   std::filesystem::path ack_log;  // if set: one line "run index" per ACKed volume, flushed as it arrives
+  // Lockstep: when set, each volume after the first waits (besides its pacing) until handled(previous) is true, where
+  // `previous` is the wire index of the volume sent before it; replies are processed meanwhile. E.g. "the server's
+  // feedback line for it arrived" (FeedbackLockstep): the server then never has a second volume waiting and analyses
+  // every one, however fast or busy the machine is. Waiting longer than lockstep_timeout_s throws std::runtime_error.
+  std::function<bool(int64_t previous)> handled;
+  double lockstep_timeout_s = 300.0;
 };
 
 struct ReplayReport {
@@ -42,7 +49,7 @@ struct ReplayReport {
 };
 
 // Sends `image` (3D or 4D) to the server. Throws std::invalid_argument for unusable options (no TR, start beyond
-// the end, ids the protocol refuses).
+// the end, ids the protocol refuses), std::runtime_error when a lockstep wait times out.
 ReplayReport replay(const Image& image, const ReplayOptions& options, zmq::context_t& context);
 
 // The protocol header for volume `index` of `image` on the wire as `type` (payload_bytes and checksum unset).

@@ -50,6 +50,7 @@ RunPipeline& LiveStage::pipeline_for(const LiveVolume& v) {
   grid.source_type = DataType::kFloat32;
   if (!pipeline_ || pipeline_->run() != v.run || pipeline_->grid().dims != grid.dims) {
     pipeline_.reset();  // finishes the previous run (its final maps)
+    first_volume_ = FirstVolume{now_ns(), device_.programs().stats()};
     pipeline_ = std::make_unique<RunPipeline>(device_, config_, grid, v.run, session_dir_ / "runs" / v.run);
     runs_.fetch_add(1);
   }
@@ -91,6 +92,10 @@ void LiveStage::handle(const LiveVolume& v, bool analyse) {
     if (!analyse) {
       skipped_.fetch_add(1);
       ++skipped_since_sent_;
+      {
+        std::lock_guard lock(skipped_mutex_);
+        skipped_volumes_[v.run].push_back(v.index);
+      }
       log();
       return;
     }
@@ -112,6 +117,7 @@ void LiveStage::handle(const LiveVolume& v, bool analyse) {
     skipped_since_sent_ = 0;
     analysed_.fetch_add(1);
     log();
+    if (first_volume_) report_first_volume(v.run);
     if (observer_) observer_(r);
   } catch (const std::exception& e) {
     failed_.fetch_add(1);
@@ -153,6 +159,45 @@ LiveCounts LiveStage::live_counts(const Taken& run) const {
   }
   c.missing = run.newest + 1 - static_cast<int64_t>(run.indices.size());
   return c;
+}
+
+void LiveStage::report_first_volume(const std::string& run) {
+  const ProgramCacheStats now = device_.programs().stats();
+  const int compiled = now.compiles - first_volume_->programs.compiles;
+  const int loaded = now.disk_hits - first_volume_->programs.disk_hits;
+  const double seconds = static_cast<double>(now_ns() - first_volume_->started_ns) * 1e-9;
+  first_volume_.reset();
+  if (compiled > 0) {
+    spdlog::warn(
+        "run {}: the first volume took {:.2f} s: {} kernel programs were compiled for this grid ({} loaded from the "
+        "disk cache); volumes arriving meanwhile are skipped. Start the server with --warm GRID|FILE ([run] warm) to "
+        "build them before the scan",
+        run, seconds, compiled, loaded);
+  } else {
+    spdlog::info(
+        "run {}: the first volume took {:.3f} s (set-up; {} kernel programs loaded from the disk cache, none "
+        "compiled)",
+        run, seconds, loaded);
+  }
+}
+
+std::map<std::string, std::vector<int64_t>> LiveStage::skipped_volumes() const {
+  std::lock_guard lock(skipped_mutex_);
+  return skipped_volumes_;
+}
+
+std::string format_index_ranges(std::vector<int64_t> indices) {
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  std::string out;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? std::to_string(indices[i]) : std::to_string(indices[i]) + "-" + std::to_string(indices[j]);
+    i = j + 1;
+  }
+  return out;
 }
 
 LiveStageCounters LiveStage::counters() const {

@@ -10,10 +10,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "core/device/device.hpp"
 #include "stream/pipeline/live_outputs.hpp"
@@ -37,6 +41,9 @@ struct LiveVolume {
 };
 
 LiveVolume live_volume(const AcceptedVolume& v);
+
+// "1-6, 9, 12-13": sorted indices as ranges (for the summary of skipped volumes).
+std::string format_index_ranges(std::vector<int64_t> indices);
 
 struct LiveStageCounters {
   int64_t uploaded = 0;  // volumes in a device ring
@@ -73,6 +80,8 @@ class LiveStage {
   void set_ingest_stats(std::function<IngestStats()> stats) { ingest_stats_ = std::move(stats); }
 
   LiveStageCounters counters() const;
+  // Per run, the volumes uploaded but not analysed (a newer one was waiting), in the order skipped.
+  std::map<std::string, std::vector<int64_t>> skipped_volumes() const;
 
  private:
   RunPipeline& pipeline_for(const LiveVolume& v);
@@ -85,6 +94,16 @@ class LiveStage {
   LiveOutputs* outputs_;
   std::function<void(const TrResult&)> observer_;
   std::unique_ptr<RunPipeline> pipeline_;
+  // Set when a run's pipeline is built; reported (once) when its first volume has been analysed: how long the set-up
+  // and the first volume took and how many kernel programs had to be built for them.
+  struct FirstVolume {
+    int64_t started_ns = 0;
+    ProgramCacheStats programs;
+  };
+  std::optional<FirstVolume> first_volume_;
+  void report_first_volume(const std::string& run);
+  mutable std::mutex skipped_mutex_;
+  std::map<std::string, std::vector<int64_t>> skipped_volumes_;
   struct Taken {
     std::unordered_set<int64_t> indices;  // already handled
     int64_t newest = -1;

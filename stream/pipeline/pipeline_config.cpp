@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "stream/pipeline/warm_up.hpp"
+
 namespace rtf::stream {
 
 namespace {
@@ -160,6 +162,8 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   run.read("volumes", c.volumes);
   run.read("events", c.events);
   c.events = resolve(base_dir, c.events);
+  run.read("warm", c.warm);
+  if (!is_grid_spec(c.warm)) c.warm = resolve(base_dir, c.warm);
   run.finish();
   Section motion(table("motion"), "motion");
   motion.read("enabled", c.motion);

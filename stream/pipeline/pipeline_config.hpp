@@ -38,6 +38,10 @@ struct PipelineConfig {
   double tr_s = 0.0;    // 0: from the volumes' headers
   int64_t volumes = 0;  // the run's length; 0: no design (no GLM, no PSC feedback)
   std::string events;   // BIDS events.tsv
+  // The runs' grid when known before the first volume ("64x64x33@3", "64x64x33@3x3x3.5" in mm, or a NIfTI on that
+  // grid such as a previous run's bold.nii.gz): the server builds every kernel before it listens (stream/pipeline/
+  // warm_up.hpp), so that no TR is lost to compilation. "": the first volume's arrival builds them.
+  std::string warm;
   // [motion]
   bool motion = true;
   std::string motion_reference = "0";

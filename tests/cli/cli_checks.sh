@@ -101,6 +101,13 @@ expect_error "negative FWHM" 'fwhm|FWHM|NONNEGATIVE|negative' "$RTFMRI" smooth "
 expect_error "unknown device" 'no OpenCL device matches' "$RTFMRI" --device 99:0 smooth "$BOLD" "$WORK/o.nii" --fwhm 6
 expect_error "bad slice order" 'order' "$RTFMRI" slicetime "$BOLD" "$WORK/o.nii" --order sideways
 expect_error "no detrend basis" 'poly|highpass' "$RTFMRI" detrend "$BOLD" "$WORK/o.nii"
+expect_error "bad warm-up grid" "warm: '64x64@3' is neither a grid" "$RTFMRI" run --session-dir "$WORK/sess" \
+  --listen tcp://127.0.0.1:0 --no-outputs --warm 64x64@3
+[[ ! -e "$WORK/sess/runs" ]] && pass "a refused warm-up grid records nothing" || fail "a refused warm-up grid recorded"
+expect_error "lockstep address without a port" "lockstep: 'localhost' is not HOST:PORT" "$RTFMRI" sim replay "$BOLD" \
+  --to tcp://127.0.0.1:1 --lockstep localhost
+expect_error "lockstep with no server" 'lockstep: no feedback server on 127.0.0.1:1 within 0.5 s' "$RTFMRI" sim replay \
+  "$BOLD" --to tcp://127.0.0.1:1 --lockstep 127.0.0.1:1 --lockstep-timeout 0.5
 [[ ! -e "$WORK/o.nii" ]] && pass "failed commands left no output" || fail "a failed command wrote $WORK/o.nii"
 
 if [[ $failures -ne 0 ]]; then

@@ -27,7 +27,7 @@ die() {
   for f in "$WORK"/*.log; do echo "--- $f"; tail -20 "$f"; done
   exit 1
 }
-# wait_for SECONDS CONDITION...: poll the condition every 0.1 s
+# wait_for SECONDS CONDITION...: poll the condition every 0.1 s (a generous bound: it only turns a hang into a failure)
 wait_for() {
   local limit=$1
   shift
@@ -45,16 +45,18 @@ start_server() {  # $1: endpoint, $2: log
 listening() { grep -q "listening on" "$1"; }
 
 start_server "tcp://127.0.0.1:*" "$WORK/server1.log"
-wait_for 30 listening "$WORK/server1.log" || die "server did not start"
+wait_for 120 listening "$WORK/server1.log" || die "server did not start"
 ENDPOINT=$(sed -n 's/.*listening on \(tcp:[^ ]*\).*/\1/p' "$WORK/server1.log" | head -1)
 echo "server on $ENDPOINT"
 
-# 40 volumes at 10x real time (TR 1.35 s -> one every 0.135 s).
-"$RTFMRI" sim replay "$BOLD" --to "$ENDPOINT" --speed 10 --session crash --run run-01 --resend-timeout 0.5 \
-  --finish-timeout 60 --ack-log "$WORK/acks.txt" >"$WORK/replay.log" 2>&1 &
+# 40 volumes at 4x real time (TR 1.35 s -> one every 0.34 s): the server is killed after 10 ACKs, so the script may be
+# held up for 10 s on a busy machine before the run could finish without it. The sender gives a volume up after 20
+# silent resend timeouts (60 s here), far longer than a restart takes even on a loaded machine.
+"$RTFMRI" sim replay "$BOLD" --to "$ENDPOINT" --speed 4 --session crash --run run-01 --resend-timeout 3 \
+  --finish-timeout 300 --ack-log "$WORK/acks.txt" >"$WORK/replay.log" 2>&1 &
 REPLAY_PID=$!
 acked_enough() { [[ -f "$WORK/acks.txt" && $(wc -l <"$WORK/acks.txt") -ge 10 ]]; }
-wait_for 30 acked_enough || die "no ACKs arrived"
+wait_for 120 acked_enough || die "no ACKs arrived"
 kill -9 "$SERVER_PID"
 wait "$SERVER_PID" 2>/dev/null
 SERVER_PID=""
@@ -74,12 +76,12 @@ done <"$WORK/acks_at_kill.txt"
 echo "ok: all $ACKED acknowledged volumes recovered after SIGKILL ($(grep -c '"index"' "$JOURNAL") journaled)"
 
 start_server "$ENDPOINT" "$WORK/server2.log"
-wait_for 30 listening "$WORK/server2.log" || die "restarted server did not start"
+wait_for 120 listening "$WORK/server2.log" || die "restarted server did not start"
 wait "$REPLAY_PID"
 rc=$?
 REPLAY_PID=""
 [[ $rc -eq 0 ]] || die "replay did not complete after the restart (rc=$rc)"
-wait_for 30 bash -c "! kill -0 $SERVER_PID 2>/dev/null" || die "server did not stop after the run closed"
+wait_for 120 bash -c "! kill -0 $SERVER_PID 2>/dev/null" || die "server did not stop after the run closed"
 wait "$SERVER_PID"
 rc=$?
 SERVER_PID=""

@@ -15,18 +15,20 @@
 #include "stream/output/result_publisher.hpp"
 #include "stream/output/tcp_feedback_server.hpp"
 #include "stream/output/udp_feedback_sender.hpp"
+#include "stream/output/zmq_connection_monitor.hpp"
+#include "tests/support/eventually.hpp"
 
 namespace rtf::stream {
 namespace {
 
 using namespace std::chrono_literals;
 
-// A blocking TCP client on 127.0.0.1:port with a receive timeout.
+// A blocking TCP client on 127.0.0.1:port with a receive timeout (generous: it only turns a hang into a failure).
 class Client {
  public:
   explicit Client(uint16_t port, int receive_buffer = 0) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
     if (receive_buffer > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
-    timeval tv{5, 0};
+    timeval tv{60, 0};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -64,15 +66,7 @@ class Client {
   std::string pending_;
 };
 
-// Waits until `predicate` holds (the server's I/O thread works asynchronously), at most 5 s.
-template <typename F>
-bool eventually(F predicate) {
-  for (int i = 0; i < 500; ++i) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return predicate();
-}
+using test::eventually;
 
 TEST(TcpFeedbackServer, EveryClientGetsEveryLineInOrder) {
   TcpFeedbackServer server({"127.0.0.1", 0, 64});
@@ -100,7 +94,9 @@ TEST(TcpFeedbackServer, AClientThatNeverReadsBlocksNothing) {
     if (i % 50 == 0) reader.lines(1);  // the reader keeps up (roughly) and must keep receiving
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(seconds, 30.0);  // publish() never waited for the stuck client (it would never have returned)
+  // publish() never waited for the stuck client: it would never have returned (the bound only turns a hang into a
+  // failure; it says nothing about speed).
+  EXPECT_LT(seconds, static_cast<double>(test::kPatience.count()));
   // The stuck client's queue overflowed: lines were dropped for it, oldest first.
   EXPECT_TRUE(eventually([&] { return server.counters().lines_dropped > 0; }));
   server.publish("last");
@@ -127,7 +123,9 @@ TEST(TcpFeedbackServer, DisconnectsAndStop) {
   EXPECT_EQ(later.lines(1), std::vector<std::string>{"hello"});
   const auto t0 = std::chrono::steady_clock::now();
   server.reset();  // stop() with a client connected
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  // stop() closes the client rather than waiting for it (a generous bound: a hang, not speed).
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+            static_cast<double>(test::kPatience.count()));
   EXPECT_TRUE(later.lines(1).empty());  // the connection was closed
   EXPECT_THROW(TcpFeedbackServer({"not-an-address", 0, 4}), std::runtime_error);
 }
@@ -140,7 +138,7 @@ TEST(UdpFeedbackSender, DatagramsArrive) {
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
   socklen_t len = sizeof(a);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  timeval tv{5, 0};
+  timeval tv{60, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   UdpFeedbackSender sender({parse_udp_destination("127.0.0.1:" + std::to_string(ntohs(a.sin_port)))});
   for (int i = 0; i < 3; ++i) sender.send("feedback " + std::to_string(i));
@@ -170,7 +168,7 @@ TEST(ResultPublisher, HeaderDescribesTheFramesThatFollow) {
   const std::vector<float> matrix{1.0f, 0.5f, 0.5f, 1.0f};
   std::vector<zmq::message_t> parts;
   // A PUB drops messages until the subscription has propagated (ZeroMQ's slow joiner): publish until one arrives.
-  for (int attempt = 0; attempt < 50 && parts.empty(); ++attempt) {
+  for (int attempt = 0; attempt < 1200 && parts.empty(); ++attempt) {  // 100 ms each: up to test::kPatience
     pub.publish({{"volume", 7}}, {{"t_map", "float32", {3, 2, 1}, std::as_bytes(std::span(map))},
                                   {"connectivity", "float32", {2, 2}, std::as_bytes(std::span(matrix))}});
     zmq::message_t m;
@@ -191,6 +189,31 @@ TEST(ResultPublisher, HeaderDescribesTheFramesThatFollow) {
   ASSERT_EQ(parts[2].size(), map.size() * sizeof(float));
   EXPECT_EQ(std::memcmp(parts[2].data(), map.data(), parts[2].size()), 0);
   EXPECT_EQ(std::memcmp(parts[3].data(), matrix.data(), 16), 0);
+}
+
+TEST(ZmqConnectionMonitor, ASubscriberKnowsWhenItsPublisherIsThere) {
+  zmq::context_t context(1);
+  zmq::socket_t sub(context, zmq::socket_type::sub);
+  ZmqConnectionMonitor connection(context, sub);
+  sub.set(zmq::sockopt::subscribe, kResultTopic);
+  sub.set(zmq::sockopt::rcvtimeo, 50);
+  std::string endpoint;
+  {
+    zmq::context_t server_context(1);
+    ResultPublisher pub(server_context, {"tcp://127.0.0.1:*", 16});
+    endpoint = pub.endpoint();
+    EXPECT_EQ(connection.poll(), 0);  // nothing connected yet
+    sub.connect(endpoint);
+    ASSERT_TRUE(connection.wait_connected(test::kPatience));
+    EXPECT_EQ(connection.connected(), 1);
+    zmq::message_t topic;
+    EXPECT_TRUE(test::eventually([&] {
+      pub.publish({{"volume", 1}}, {});
+      return sub.recv(topic).has_value();
+    }));
+    EXPECT_EQ(topic.to_string(), kResultTopic);
+  }  // the publisher goes away
+  EXPECT_TRUE(test::eventually([&] { return connection.poll() == 0; }));
 }
 
 }  // namespace

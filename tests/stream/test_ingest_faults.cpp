@@ -66,13 +66,17 @@ struct Outcome {
   stream::IngestStats server;
 };
 
-Outcome replay_with(const Image& image, const FaultOptions& faults, const TempDir& tmp) {
+// `resend_timeout_s`: short where a fault needs a resend after silence (a lost volume, an unreadable header); a
+// spurious resend on a slow machine only adds a duplicate, which every fault test tolerates, and the sender gives a
+// volume up only after 20 silent timeouts (20 s here, far beyond a healthy disk's fsync). The clean round trip counts
+// transmissions exactly, so it waits far longer still before resending.
+Outcome replay_with(const Image& image, const FaultOptions& faults, const TempDir& tmp, double resend_timeout_s = 1.0) {
   ServerFixture server(tmp.path());
   ReplayOptions options;
   options.address = server.endpoint();
   options.speed = 0;
-  options.resend_timeout_s = 0.25;
-  options.finish_timeout_s = 30;
+  options.resend_timeout_s = resend_timeout_s;
+  options.finish_timeout_s = 300;
   options.faults = faults;
   zmq::context_t context(1);
   Outcome out{replay(image, options, context), {}};
@@ -99,7 +103,7 @@ void expect_recorded_exactly_once(const Image& image, const TempDir& tmp) {
 TEST(IngestFaults, CleanRoundTrip) {
   TempDir tmp;
   const Image image = source_image(20, 1);
-  const Outcome o = replay_with(image, {}, tmp);
+  const Outcome o = replay_with(image, {}, tmp, 600.0);
   ASSERT_TRUE(o.report.ok()) << (o.report.failures.empty() ? "" : o.report.failures[0]);
   EXPECT_EQ(o.report.stats.transmissions, 20);
   EXPECT_EQ(o.report.stats.nacks, 0);

@@ -65,6 +65,30 @@ TEST(LiveStage, AVolumeResentAfterAFailedRecordingIsTakenOnce) {
   EXPECT_EQ(records[1].recorded_ns, durable_at);
 }
 
+TEST(LiveStage, VolumesWaitingBehindANewerOneAreSkippedAndListed) {
+  test::TempDir tmp;
+  DropOldestQueue<AcceptedVolume> queue(8);
+  LatencyLog latency("");
+  LiveStage stage(test::test_device(), upload_only_config(tmp.path(), 4), queue, latency, tmp.path(), nullptr);
+  auto durable = std::make_shared<RecordedStamp>();
+  durable->set(1);
+  for (int64_t i = 0; i < 5; ++i) ASSERT_TRUE(queue.push(make_volume(i, durable)));
+  queue.close();
+  stage.run();  // all five wait together: four are uploaded and skipped, the newest is analysed
+  EXPECT_EQ(stage.counters().uploaded, 5);
+  EXPECT_EQ(stage.counters().analysed, 1);
+  EXPECT_EQ(stage.counters().skipped, 4);
+  const auto skipped = stage.skipped_volumes();
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped.at("r"), (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+TEST(FormatIndexRanges, SortedRuns) {
+  EXPECT_EQ(format_index_ranges({}), "");
+  EXPECT_EQ(format_index_ranges({4}), "4");
+  EXPECT_EQ(format_index_ranges({3, 1, 2, 9, 12, 13, 13}), "1-3, 9, 12-13");
+}
+
 TEST(RecordedStamp, WaitBlocksUntilTheIngestThreadSetsIt) {
   RecordedStamp stamp;
   std::thread ingest([&] {

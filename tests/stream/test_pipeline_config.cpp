@@ -39,6 +39,7 @@ ring = 40
 tr = 2
 volumes = 120
 events = "events.tsv"
+warm = "64x64x33@3"
 [motion]
 reference = 5
 [glm]
@@ -57,6 +58,8 @@ feedback_udp = ["127.0.0.1:7000"]
   EXPECT_EQ(c.ring, 40);
   EXPECT_DOUBLE_EQ(c.tr_s, 2.0);  // an integer where a number is expected is fine
   EXPECT_EQ(c.events, "/base/events.tsv");
+  EXPECT_EQ(c.warm, "64x64x33@3");  // a grid spec stays as it is; a file name is relative to the session file
+  EXPECT_EQ(parse_pipeline_config("[run]\nwarm = \"runs/bold.nii.gz\"\n", "/base").warm, "/base/runs/bold.nii.gz");
   EXPECT_EQ(c.motion_reference, "5");
   EXPECT_EQ(c.contrasts.size(), 2u);
   EXPECT_TRUE(c.atlas.empty());

@@ -35,7 +35,7 @@ TEST(PynealIngest, VolumesAreRecordedInRtfmriLayoutAndTheRunCloses) {
   zmq::context_t context(1);
   zmq::socket_t sender(context, zmq::socket_type::pair);
   sender.set(zmq::sockopt::linger, 0);
-  sender.set(zmq::sockopt::rcvtimeo, 5000);
+  sender.set(zmq::sockopt::rcvtimeo, 60000);  // a bound that only turns a hang into a failure
   sender.connect(receiver.endpoint());
   const std::string hello = "hello from pyneal_scanner ";
   sender.send(zmq::buffer(hello));

@@ -1,6 +1,7 @@
 // The viewer's network thread against the server's real publisher (stream/output/result_publisher): messages arrive
 // and are decoded on the subscriber's own thread; when the server stops and a new one binds the same address, the
-// subscriber reconnects by itself and the viewer starts over (history cleared, restart counted); an unreadable
+// subscriber reconnects by itself and the viewer starts over (history cleared, restart counted), and its connection
+// status follows (connected, lost, connected again); an unreadable
 // message is counted and skipped.
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <thread>
 
 #include "stream/output/result_publisher.hpp"
+#include "tests/support/eventually.hpp"
 #include "viewer/result_subscriber.hpp"
 
 namespace rtf::viewer {
@@ -17,17 +19,17 @@ nlohmann::json header(int64_t volume) {
   return {{"run", "run-01"}, {"volume", volume}, {"feedback", 0.5}, {"device", "test"}};
 }
 
-// Publishes `volume` until the shared data shows `expected` TRs (PUB drops what a not-yet-connected SUB misses).
+// Publishes `volume`, `volume + 1`, ... until the shared data shows `expected` TRs (PUB drops what a not-yet-connected
+// SUB misses), at most for test::kPatience.
 bool publish_until(stream::ResultPublisher& pub, SharedViewerData& shared, int64_t from, size_t expected) {
   ViewerData view;
   int64_t volume = from;
-  for (int i = 0; i < 200; ++i) {
+  return test::eventually([&] {
     pub.publish(header(volume++), {});
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     shared.refresh(view);
-    if (view.history.size() >= expected) return true;
-  }
-  return false;
+    return view.history.size() >= expected;
+  });
 }
 
 int free_port() {
@@ -46,7 +48,9 @@ TEST(ResultSubscriber, ReceivesAndReconnectsWhenTheServerRestarts) {
     zmq::context_t context(1);
     stream::ResultPublisher pub(context, {address, 16});
     ASSERT_TRUE(publish_until(pub, shared, 0, 5));
-  }  // the server goes away
+    EXPECT_TRUE(subscriber.status().connected);  // messages arrived: the handshake happened before them
+  }                                              // the server goes away
+  EXPECT_TRUE(test::eventually([&] { return !subscriber.status().connected; })) << "the lost server was not noticed";
   ViewerData before;
   shared.refresh(before);
   EXPECT_GE(before.history.size(), 5u);
@@ -56,16 +60,17 @@ TEST(ResultSubscriber, ReceivesAndReconnectsWhenTheServerRestarts) {
     stream::ResultPublisher pub(context, {address, 16});  // a new server: its sequence starts at 0 again
     // Until the first message of the new server arrives, nothing changes; afterwards the history restarted.
     ViewerData after;
-    bool restarted = false;
-    for (int i = 0; i < 300 && !restarted; ++i) {
-      pub.publish(header(100 + i), {});
+    int64_t published = 0;
+    const bool restarted = test::eventually([&] {
+      pub.publish(header(100 + published++), {});
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       shared.refresh(after);
-      restarted = after.restarts >= 1;
-    }
+      return after.restarts >= 1;
+    });
     ASSERT_TRUE(restarted) << "the subscriber did not reconnect to the restarted server";
-    EXPECT_LT(after.history.size(), before.history.size() + 300);
-    EXPECT_GE(after.history.front().volume, 100);  // only the new server's TRs
+    EXPECT_TRUE(subscriber.status().connected);
+    EXPECT_LE(static_cast<int64_t>(after.history.size()), published);  // the old server's TRs are gone
+    EXPECT_GE(after.history.front().volume, 100);                      // only the new server's TRs
   }
   EXPECT_EQ(subscriber.status().bad_messages, 0);
 }
@@ -81,9 +86,7 @@ TEST(ResultSubscriber, UnreadableMessagesAreCountedAndSkipped) {
   // A frame whose size disagrees with its declared shape.
   pub.publish({{"volume", 9}, {"dims", {2, 2, 2}}},
               {{"volume", "float32", {2, 2, 2}, std::as_bytes(std::span<const float>(four))}});
-  for (int i = 0; i < 100 && subscriber.status().bad_messages == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  test::eventually([&] { return subscriber.status().bad_messages > 0; });
   EXPECT_EQ(subscriber.status().bad_messages, 1);
   EXPECT_NE(subscriber.status().last_error.find("volume"), std::string::npos);
   ASSERT_TRUE(publish_until(pub, shared, 10, 3));  // and it goes on
