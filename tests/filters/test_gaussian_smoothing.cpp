@@ -1,6 +1,7 @@
 // Gaussian smoothing: device (separable passes) against the direct 3D double-precision reference,
 // on odd grids, anisotropic voxels, fresh random data, with and without a mask.
 // ctest-label: gpu
+// ctest-properties: PROCESSORS 2  (heavy device work: PoCL keeps every core busy)
 #include <gtest/gtest.h>
 
 #include <random>

@@ -1,4 +1,5 @@
 // ctest-label: gpu
+// ctest-properties: PROCESSORS 2  (heavy device work: PoCL keeps every core busy)
 // GLM validation (issue 5): on real BOLD (nitime's fmri1, 10x10x18x40 int16, TR 1.35 s, with a block design of
 // our own) the device GLM equals the double-precision reference within 1e-5 relative; on the Colin27 phantom with
 // known activation and realistic motion, after motion correction and 6 mm smoothing, t > 3.1 (p < 0.001

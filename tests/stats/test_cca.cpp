@@ -3,6 +3,7 @@
 // explicit kernels, analytic cases (a sinusoid gets ~1, noise gets the null distribution's values, an active
 // non-negativity constraint, signed maps), the response cache, bad input, and real BOLD (nitime's fmri1).
 // ctest-label: gpu
+// ctest-properties: PROCESSORS 2  (heavy device work: PoCL keeps every core busy)
 #include <gtest/gtest.h>
 
 #include <Eigen/LU>

@@ -1,4 +1,5 @@
 // ctest-label: gpu
+// ctest-properties: PROCESSORS 2  (a server with the motion stage on PoCL)
 // The live motion stage through the real ingest path: phantom volumes with known motion (+-3 mm, +-3 degrees,
 // tSNR 80) are replayed over ZeroMQ to the server, recorded, uploaded to the device ring, registered to volume 0,
 // resliced into the ring and logged in runs/<run>/motion.tsv. Every volume gets a row, none is flagged, the

@@ -1,4 +1,5 @@
 // ctest-label: e2e
+// ctest-properties: PROCESSORS 2  (a server with every live stage on PoCL: let it have the cores)
 // The live server end to end, in one process: phantom volumes (Colin27, realistic motion, a 10 s on/off block design
 // activating left M1) replayed over ZeroMQ to the ingest server, recorded, and run through the live pipeline with
 // every stage on; a TCP client reads the feedback lines and a SUB socket the results stream. The sender runs in
