@@ -75,48 +75,69 @@ Image small_run(int64_t volumes) {
   return image;
 }
 
+// An ingest server (no device stage) on its own thread for the life of the object.
+class IngestServer {
+ public:
+  IngestServer() : core_(tmp_.path()), server_(context_, core_, options()) {
+    thread_ = std::thread([this] { server_.run(); });
+  }
+  ~IngestServer() { stop(); }
+  IngestServer(const IngestServer&) = delete;
+  IngestServer& operator=(const IngestServer&) = delete;
+  void stop() {
+    if (!thread_.joinable()) return;
+    server_.stop();
+    thread_.join();
+  }
+  // Replay options aimed at this server: as fast as it acknowledges, never a resend (nothing is lost on loopback).
+  ReplayOptions replay_options() const {
+    ReplayOptions o;
+    o.address = server_.endpoint();
+    o.speed = 0;
+    o.resend_timeout_s = 600;
+    return o;
+  }
+  int64_t recorded() { return core_.stats().recorded; }
+
+ private:
+  static stream::ZmqServerOptions options() {
+    stream::ZmqServerOptions o;
+    o.address = "tcp://127.0.0.1:*";
+    return o;
+  }
+  test::TempDir tmp_;
+  stream::IngestCore core_;
+  zmq::context_t context_{1};
+  stream::ZmqIngestServer server_;
+  std::thread thread_;
+};
+
 TEST(ReplayLockstep, EachVolumeWaitsUntilThePreviousOneWasHandled) {
-  test::TempDir tmp;
-  stream::IngestCore core(tmp.path());
-  zmq::context_t context(1);
-  stream::ZmqServerOptions server_options;
-  server_options.address = "tcp://127.0.0.1:*";
-  stream::ZmqIngestServer server(context, core, server_options);
-  std::thread thread([&] { server.run(); });
-  ReplayOptions options;
-  options.address = server.endpoint();
-  options.speed = 0;
-  options.resend_timeout_s = 600;
+  IngestServer server;
+  ReplayOptions options = server.replay_options();
   std::vector<int64_t> asked;
   bool ran_ahead = false;
   options.handled = [&](int64_t previous) {
     if (asked.empty() || asked.back() != previous) asked.push_back(previous);
     // The next volume has not been sent while we are asked: the server holds at most previous + 1 volumes.
-    ran_ahead |= core.stats().recorded > previous + 1;
-    return core.stats().recorded > previous;  // "handled": recorded, here
+    ran_ahead |= server.recorded() > previous + 1;
+    return server.recorded() > previous;  // "handled": recorded, here
   };
+  zmq::context_t context(1);
   const ReplayReport report = replay(small_run(6), options, context);
   server.stop();
-  thread.join();
   EXPECT_TRUE(report.ok());
-  EXPECT_EQ(core.stats().recorded, 6);
+  EXPECT_EQ(server.recorded(), 6);
   EXPECT_EQ(asked, (std::vector<int64_t>{0, 1, 2, 3, 4}));
   EXPECT_FALSE(ran_ahead);
 }
 
 TEST(ReplayLockstep, AServerThatNeverFinishesIsAnError) {
-  test::TempDir tmp;
-  stream::IngestCore core(tmp.path());
-  zmq::context_t context(1);
-  stream::ZmqServerOptions server_options;
-  server_options.address = "tcp://127.0.0.1:*";
-  stream::ZmqIngestServer server(context, core, server_options);
-  std::thread thread([&] { server.run(); });
-  ReplayOptions options;
-  options.address = server.endpoint();
-  options.speed = 0;
+  IngestServer server;
+  ReplayOptions options = server.replay_options();
   options.lockstep_timeout_s = 0.3;
   options.handled = [](int64_t) { return false; };
+  zmq::context_t context(1);
   try {
     replay(small_run(3), options, context);
     ADD_FAILURE() << "the replay did not give up";
@@ -124,8 +145,7 @@ TEST(ReplayLockstep, AServerThatNeverFinishesIsAnError) {
     EXPECT_NE(std::string(e.what()).find("did not finish volume 0"), std::string::npos) << e.what();
   }
   server.stop();
-  thread.join();
-  EXPECT_LE(core.stats().recorded, 1);  // only the first volume went out
+  EXPECT_LE(server.recorded(), 1);  // only the first volume went out
 }
 
 }  // namespace
