@@ -16,6 +16,12 @@ Device::Device(const DeviceInfo& info) : info_(info) {
   programs_ = std::make_unique<ProgramCache>(context_.get(), info_, ProgramCache::default_disk_dir());
 }
 
+Device::~Device() {
+  // Unchecked on purpose: a destructor never throws, and a failed wait leaves nothing else to do.
+  if (transfer_queue_) clFinish(transfer_queue_.get());
+  if (queue_) clFinish(queue_.get());
+}
+
 std::unique_ptr<Device> Device::open(const std::string& spec) {
   return std::make_unique<Device>(select_device(spec));
 }
