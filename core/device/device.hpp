@@ -18,9 +18,10 @@ class Device {
   explicit Device(const DeviceInfo& info);
   // Selects by spec (see select_device): "", "auto", "gpu", "cpu" or "P:D".
   static std::unique_ptr<Device> open(const std::string& spec);
-  // Waits for both queues before releasing them: work still in flight (or, on PoCL, a kernel still being compiled
-  // for its first launch) must not outlive the context, nor run while the process's exit handlers tear down the
-  // OpenCL implementation's own libraries (a crash at exit seen on PoCL, ~1 run in 20). Never throws.
+  // Waits for both queues before releasing them (releasing a queue only flushes it): no queued work outlives the
+  // context. Never throws. A Device that lives until the process's exit handlers (a function-local static) must be
+  // finished before main() returns: work left to run during the exit handlers crashed PoCL (tests/support/
+  // test_device.cpp, docs/device.md).
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
