@@ -16,10 +16,14 @@
 //             barriers are expensive); `scratch` is then unused
 // The host replaces non-finite voxels first (copy_filling_non_finite); points still not finite are skipped.
 
+#include "partial_sums.clh"
+
 #ifndef NPARAMS
 #define NPARAMS 6
 #endif
+#ifndef NTERMS  // other kernels reuse reduce_partials with their own number of terms
 #define NTERMS (NPARAMS * (NPARAMS + 1) / 2 + NPARAMS + 2)
+#endif
 
 inline size_t voxel_index(int x, int y, int z, int nx, int ny) {
   return ((size_t)z * ny + y) * nx + x;
@@ -194,23 +198,7 @@ __kernel void registration_sums(__global const float4* refgrad, __global const f
     acc[k++] += r * r;
     acc[k] += 1.0f;
   }
-#ifdef ITEM_PARTIALS
-  // CPU devices: one row per work-item, no barriers (the host launches work-groups of one item).
-  for (int t = 0; t < NTERMS; ++t) partial[(size_t)get_global_id(0) * NTERMS + t] = acc[t];
-#else
-  const int lid = get_local_id(0);
-  const int lsize = get_local_size(0);
-  for (int t = 0; t < NTERMS; ++t) {
-    scratch[lid] = acc[t];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = lsize / 2; s > 0; s >>= 1) {
-      if (lid < s) scratch[lid] += scratch[lid + s];
-      barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) partial[(size_t)get_group_id(0) * NTERMS + t] = scratch[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-#endif
+  write_partial_sums(acc, NTERMS, partial, scratch);
 }
 
 // sums[t] = sum over groups of partial[g][t], with Kahan compensation. NDRange: 1D, >= NTERMS items.

@@ -1,0 +1,349 @@
+// LinearRegistration: the two images on the device, each level's smoothed fixed image and moving gradient, the sums.
+#include "core/registration/linear_registration.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/LU>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/device/buffer.hpp"
+#include "core/device/launch.hpp"
+#include "core/filters/gaussian_smoothing.hpp"
+#include "core/registration/resample.hpp"
+
+namespace rtf {
+
+namespace {
+
+constexpr const char* kSource = "linear_register.cl";
+constexpr size_t kGpuGroupSize = 128;
+constexpr size_t kGpuMaxGroups = 256;
+constexpr size_t kCpuItemsPerComputeUnit = 64;
+constexpr double kMaxNonFiniteFraction = 0.1;
+constexpr int kMiHistogramTerms = kMiBins * kMiBins + 1;  // kernels/mutual_information.cl's HIST_TERMS
+constexpr int kMiGradientTerms = 13;                      // and GRAD_TERMS
+
+cl_float4 row(const Eigen::Matrix<double, 3, 4>& m, int r) {
+  return cl_float4{{static_cast<float>(m(r, 0)), static_cast<float>(m(r, 1)), static_cast<float>(m(r, 2)),
+                    static_cast<float>(m(r, 3))}};
+}
+
+// The volume with non-finite voxels set to 0 (their count returned), after checking the image's shape.
+std::vector<float> checked_volume(const Image& image, const char* what, int64_t& non_finite) {
+  if (image.nt() != 1) {
+    throw std::invalid_argument(
+        fmt::format("registration: the {} image must be 3D, it has {} volumes", what, image.nt()));
+  }
+  for (int64_t d : image.header().dims) {
+    if (d < 4) throw std::invalid_argument(fmt::format("registration: the {} image has an axis of {} voxels", what, d));
+  }
+  if (image.header().voxels_per_volume() > (int64_t{1} << 30)) {
+    throw std::invalid_argument(fmt::format("registration: the {} image is too large", what));
+  }
+  inverse_affine(image.header().affine, fmt::format("registration: the {} image", what));
+  std::vector<float> v = image.data();
+  non_finite = 0;
+  float lo = INFINITY, hi = -INFINITY;
+  for (float& x : v) {
+    if (!std::isfinite(x)) {
+      x = 0.0f;
+      ++non_finite;
+    } else {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+  }
+  if (static_cast<double>(non_finite) > kMaxNonFiniteFraction * static_cast<double>(v.size())) {
+    throw std::invalid_argument(
+        fmt::format("registration: {} of {} voxels of the {} image are NaN or infinite", non_finite, v.size(), what));
+  }
+  if (!(hi > lo)) throw std::invalid_argument(fmt::format("registration: the {} image is constant", what));
+  return v;
+}
+
+}  // namespace
+
+struct LinearRegistration::State {
+  Device* device = nullptr;
+  LinearRegistrationOptions options;
+  ImageHeader fixed_grid, moving_grid;
+  DeviceBuffer<float> fixed_raw, moving_raw;  // non-finite voxels set to 0
+  DeviceBuffer<float> fixed_level, moving_smoothed;
+  DeviceBuffer<cl_float4> movgrad;
+  std::optional<DeviceBuffer<uint8_t>> mask;  // the user's mask and the fixed image's finite voxels
+  DeviceBuffer<float> partial, sums;
+  std::vector<float> host_sums;
+  ClKernel sums_kernel, reduce_kernel, gradient_kernel;
+  // Mutual information: the binning, the histogram and gradient kernels, their partial rows and reductions.
+  MiBinning binning;
+  ClKernel mi_histogram_kernel, mi_gradient_kernel, mi_reduce_histogram, mi_reduce_gradient;
+  DeviceBuffer<float> mi_partial, mi_histogram, mi_gradient, mi_log_ratio;
+  std::vector<float> host_histogram, host_gradient;
+  std::vector<int> strides;
+  int prepared = -1;
+  size_t groups = 1, group_size = 1;
+};
+
+LinearRegistration::LinearRegistration(Device& device, const Image& fixed, const Image& moving,
+                                       LinearRegistrationOptions options,
+                                       std::optional<std::span<const uint8_t>> fixed_mask)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.device = &device;
+  s.options = std::move(options);
+  check_dof(s.options.dof);
+  if (s.options.levels.empty()) throw std::invalid_argument("registration: no levels");
+  if (s.options.max_iterations < 1) throw std::invalid_argument("registration: max_iterations must be >= 1");
+  s.fixed_grid = fixed.header();
+  s.moving_grid = moving.header();
+  int64_t fixed_bad = 0, moving_bad = 0;
+  const std::vector<float> f = checked_volume(fixed, "fixed", fixed_bad);
+  const std::vector<float> m = checked_volume(moving, "moving", moving_bad);
+  const auto nf = f.size(), nm = m.size();
+  // Intensity ranges for the MI binning: the moving image's finite voxels, the fixed image's inside the mask.
+  double fixed_min = INFINITY, fixed_max = -INFINITY, moving_min = INFINITY, moving_max = -INFINITY;
+  for (size_t i = 0; i < nm; ++i) {
+    if (!std::isfinite(moving.data()[i])) continue;
+    moving_min = std::min<double>(moving_min, m[i]);
+    moving_max = std::max<double>(moving_max, m[i]);
+  }
+  for (size_t i = 0; i < nf; ++i) {
+    if (!std::isfinite(fixed.data()[i]) || (fixed_mask && (*fixed_mask)[i] == 0)) continue;
+    fixed_min = std::min<double>(fixed_min, f[i]);
+    fixed_max = std::max<double>(fixed_max, f[i]);
+  }
+  s.binning = rtf::mi_binning(fixed_min, fixed_max, moving_min, moving_max);
+  const double smallest = *std::min_element(s.fixed_grid.voxel_mm.begin(), s.fixed_grid.voxel_mm.end());
+  for (const LinearLevel& level : s.options.levels) {
+    if (!(level.spacing_mm > 0.0) || !(level.fwhm_mm >= 0.0)) {
+      throw std::invalid_argument("registration: level spacing must be > 0 and FWHM >= 0");
+    }
+    s.strides.push_back(std::max(1, static_cast<int>(std::lround(level.spacing_mm / smallest))));
+  }
+  std::vector<uint8_t> mask;
+  if (fixed_mask) {
+    if (fixed_mask->size() != nf) throw std::invalid_argument("registration: the fixed mask is not on the fixed grid");
+    mask.assign(fixed_mask->begin(), fixed_mask->end());
+    if (std::none_of(mask.begin(), mask.end(), [](uint8_t b) { return b != 0; })) {
+      throw std::invalid_argument("registration: the fixed mask is empty");
+    }
+  }
+  if (fixed_bad > 0) {
+    if (mask.empty()) mask.assign(nf, 1);
+    for (size_t i = 0; i < nf; ++i) {
+      if (!std::isfinite(fixed.data()[i])) mask[i] = 0;
+    }
+  }
+  cl_command_queue q = device.queue();
+  s.fixed_raw = DeviceBuffer<float>(device, nf);
+  s.fixed_raw.write(q, f);
+  s.moving_raw = DeviceBuffer<float>(device, nm);
+  s.moving_raw.write(q, m);
+  s.fixed_level = DeviceBuffer<float>(device, nf);
+  s.moving_smoothed = DeviceBuffer<float>(device, nm);
+  s.movgrad = DeviceBuffer<cl_float4>(device, nm);
+  if (!mask.empty()) {
+    s.mask.emplace(device, nf, CL_MEM_READ_ONLY);
+    s.mask->write(q, mask);
+  }
+  const bool cpu = device.info().is_cpu();
+  std::vector<std::string> defines;
+  if (s.mask) defines.emplace_back("HAS_MASK");
+  if (cpu) defines.emplace_back("ITEM_PARTIALS");
+  s.sums_kernel = device.kernel(kSource, "linear_sums", defines);
+  s.reduce_kernel = device.kernel("rigid_register.cl", "reduce_partials", {fmt::format("NTERMS={}", kLinearSumTerms)});
+  s.gradient_kernel = device.kernel("rigid_register.cl", "reference_gradient");
+  size_t most_points = 0;
+  for (int stride : s.strides) {
+    size_t points = 1;
+    for (int64_t d : s.fixed_grid.dims) points *= static_cast<size_t>((d + stride - 1) / stride);
+    most_points = std::max(most_points, points);
+  }
+  if (cpu) {
+    s.group_size = 1;
+    s.groups =
+        std::clamp<size_t>(most_points, 1, kCpuItemsPerComputeUnit * std::max<size_t>(device.info().compute_units, 1));
+  } else {
+    s.group_size = kGpuGroupSize;
+    s.groups = std::clamp<size_t>((most_points + kGpuGroupSize - 1) / kGpuGroupSize, 1, kGpuMaxGroups);
+  }
+  s.partial = DeviceBuffer<float>(device, s.groups * static_cast<size_t>(kLinearSumTerms));
+  if (s.options.cost == LinearCost::kMi) {
+    s.mi_histogram_kernel = device.kernel("mutual_information.cl", "mi_histogram", defines);
+    s.mi_gradient_kernel = device.kernel("mutual_information.cl", "mi_gradient", defines);
+    s.mi_reduce_histogram =
+        device.kernel("rigid_register.cl", "reduce_partials", {fmt::format("NTERMS={}", kMiHistogramTerms)});
+    s.mi_reduce_gradient =
+        device.kernel("rigid_register.cl", "reduce_partials", {fmt::format("NTERMS={}", kMiGradientTerms)});
+    s.mi_partial = DeviceBuffer<float>(device, s.groups * static_cast<size_t>(kMiHistogramTerms));
+    s.mi_histogram = DeviceBuffer<float>(device, static_cast<size_t>(kMiHistogramTerms));
+    s.mi_gradient = DeviceBuffer<float>(device, static_cast<size_t>(kMiGradientTerms));
+    s.mi_log_ratio = DeviceBuffer<float>(device, static_cast<size_t>(kMiBins * kMiBins));
+    s.host_histogram.resize(static_cast<size_t>(kMiHistogramTerms));
+    s.host_gradient.resize(static_cast<size_t>(kMiGradientTerms));
+  }
+  s.sums = DeviceBuffer<float>(device, static_cast<size_t>(kLinearSumTerms));
+  s.host_sums.resize(static_cast<size_t>(kLinearSumTerms));
+  const Eigen::Vector4d mid(0.5 * static_cast<double>(s.fixed_grid.dims[0] - 1),
+                            0.5 * static_cast<double>(s.fixed_grid.dims[1] - 1),
+                            0.5 * static_cast<double>(s.fixed_grid.dims[2] - 1), 1.0);
+  fixed_centre_ = (s.fixed_grid.affine * mid).head<3>();
+}
+
+LinearRegistration::~LinearRegistration() = default;
+
+int LinearRegistration::stride(int level) const {
+  return state_->strides.at(static_cast<size_t>(level));
+}
+
+void LinearRegistration::prepare_level(int level) {
+  State& s = *state_;
+  if (s.prepared == level) return;
+  const LinearLevel& spec = s.options.levels.at(static_cast<size_t>(level));
+  Device& device = *s.device;
+  cl_command_queue q = device.queue();
+  const DeviceBuffer<float>* moving = &s.moving_raw;
+  if (spec.fwhm_mm > 0.0) {
+    SmoothingSpec smoothing;
+    smoothing.fwhm_mm = spec.fwhm_mm;
+    GaussianSmoother fixed_smoother(device, s.fixed_grid.dims, s.fixed_grid.voxel_mm, smoothing);
+    fixed_smoother.enqueue(s.fixed_raw, s.fixed_level, 1);
+    GaussianSmoother moving_smoother(device, s.moving_grid.dims, s.moving_grid.voxel_mm, smoothing);
+    moving_smoother.enqueue(s.moving_raw, s.moving_smoothed, 1);
+    moving = &s.moving_smoothed;
+    RTF_CL_CHECK(clFinish(q));
+  } else {
+    RTF_CL_CHECK(
+        clEnqueueCopyBuffer(q, s.fixed_raw.get(), s.fixed_level.get(), 0, 0, s.fixed_raw.bytes(), 0, nullptr, nullptr));
+  }
+  const Eigen::Matrix3d g = s.moving_grid.affine.topLeftCorner<3, 3>().inverse().transpose();
+  Eigen::Matrix<double, 3, 4> g34 = Eigen::Matrix<double, 3, 4>::Zero();
+  g34.leftCols<3>() = g;
+  const auto& d = s.moving_grid.dims;
+  set_args(s.gradient_kernel, *moving, s.movgrad, static_cast<int>(d[0]), static_cast<int>(d[1]),
+           static_cast<int>(d[2]), row(g34, 0), row(g34, 1), row(g34, 2));
+  launch<1>(q, s.gradient_kernel, {s.movgrad.size()}, {64}, {}, EventMode::kNone);
+  RTF_CL_CHECK(clFinish(q));
+  s.prepared = level;
+}
+
+LinearSums LinearRegistration::sums(int level, const Eigen::Matrix4d& transform, double scale, double offset) {
+  prepare_level(level);
+  State& s = *state_;
+  const int stride = s.strides.at(static_cast<size_t>(level));
+  const auto& fd = s.fixed_grid.dims;
+  const auto& md = s.moving_grid.dims;
+  const int px = static_cast<int>((fd[0] + stride - 1) / stride), py = static_cast<int>((fd[1] + stride - 1) / stride),
+            pz = static_cast<int>((fd[2] + stride - 1) / stride);
+  const int npoints = px * py * pz;
+  const Eigen::Matrix<double, 3, 4> to_moving =
+      (s.moving_grid.affine.inverse() * transform * s.fixed_grid.affine).topRows<3>();
+  Eigen::Matrix<double, 3, 4> to_d = s.fixed_grid.affine.topRows<3>();
+  to_d.col(3) -= fixed_centre_;
+  const LocalMemory scratch{s.group_size * sizeof(float)};
+  const int fnx = static_cast<int>(fd[0]), fny = static_cast<int>(fd[1]), fnz = static_cast<int>(fd[2]);
+  const int mnx = static_cast<int>(md[0]), mny = static_cast<int>(md[1]), mnz = static_cast<int>(md[2]);
+  const auto fs = static_cast<float>(scale), fo = static_cast<float>(offset);
+  if (s.mask) {
+    set_args(s.sums_kernel, s.fixed_level, *s.mask, s.movgrad, fnx, fny, fnz, mnx, mny, mnz, stride, px, py, npoints,
+             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), fs, fo,
+             s.partial, scratch);
+  } else {
+    set_args(s.sums_kernel, s.fixed_level, s.movgrad, fnx, fny, fnz, mnx, mny, mnz, stride, px, py, npoints,
+             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), fs, fo,
+             s.partial, scratch);
+  }
+  cl_command_queue q = s.device->queue();
+  launch<1>(q, s.sums_kernel, {s.groups * s.group_size}, {s.group_size}, {}, EventMode::kNone);
+  set_args(s.reduce_kernel, s.partial, static_cast<int>(s.groups), s.sums);
+  launch<1>(q, s.reduce_kernel, {s.host_sums.size()}, {s.host_sums.size()}, {}, EventMode::kNone);
+  s.sums.read(q, s.host_sums);
+  const std::vector<double> terms(s.host_sums.begin(), s.host_sums.end());
+  return LinearSums::unpack(terms);
+}
+
+const MiBinning& LinearRegistration::mi_binning() const {
+  return state_->binning;
+}
+
+MiEvaluation LinearRegistration::mutual_information(int level, const Eigen::Matrix4d& transform, bool gradient,
+                                                    std::vector<double>* histogram) {
+  State& s = *state_;
+  if (s.options.cost != LinearCost::kMi) throw std::logic_error("registration: not set up for the MI cost");
+  prepare_level(level);
+  const int stride = s.strides.at(static_cast<size_t>(level));
+  const auto& fd = s.fixed_grid.dims;
+  const auto& md = s.moving_grid.dims;
+  const int px = static_cast<int>((fd[0] + stride - 1) / stride), py = static_cast<int>((fd[1] + stride - 1) / stride),
+            pz = static_cast<int>((fd[2] + stride - 1) / stride);
+  const int npoints = px * py * pz;
+  const Eigen::Matrix<double, 3, 4> to_moving =
+      (s.moving_grid.affine.inverse() * transform * s.fixed_grid.affine).topRows<3>();
+  Eigen::Matrix<double, 3, 4> to_d = s.fixed_grid.affine.topRows<3>();
+  to_d.col(3) -= fixed_centre_;
+  const int fnx = static_cast<int>(fd[0]), fny = static_cast<int>(fd[1]);
+  const int mnx = static_cast<int>(md[0]), mny = static_cast<int>(md[1]), mnz = static_cast<int>(md[2]);
+  const auto fmin = static_cast<float>(s.binning.fixed_min), finv = static_cast<float>(s.binning.fixed_inv),
+             mmin = static_cast<float>(s.binning.moving_min), minv = static_cast<float>(s.binning.moving_inv);
+  cl_command_queue q = s.device->queue();
+  const bool cpu = s.group_size == 1;
+  const LocalMemory hist_scratch{(cpu ? 1 : kMiHistogramTerms) * sizeof(float)};
+  if (s.mask) {
+    set_args(s.mi_histogram_kernel, s.fixed_level, *s.mask, s.movgrad, fnx, fny, mnx, mny, mnz, stride, px, py, npoints,
+             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), fmin, finv, mmin, minv, s.mi_partial,
+             hist_scratch);
+  } else {
+    set_args(s.mi_histogram_kernel, s.fixed_level, s.movgrad, fnx, fny, mnx, mny, mnz, stride, px, py, npoints,
+             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), fmin, finv, mmin, minv, s.mi_partial,
+             hist_scratch);
+  }
+  launch<1>(q, s.mi_histogram_kernel, {s.groups * s.group_size}, {s.group_size}, {}, EventMode::kNone);
+  set_args(s.mi_reduce_histogram, s.mi_partial, static_cast<int>(s.groups), s.mi_histogram);
+  launch<1>(q, s.mi_reduce_histogram, {static_cast<size_t>(kMiHistogramTerms)}, {64}, {}, EventMode::kNone);
+  s.mi_histogram.read(q, s.host_histogram);
+  const std::vector<double> joint(s.host_histogram.begin(), s.host_histogram.end() - 1);
+  MiEvaluation result;
+  result.count = std::llround(s.host_histogram.back());
+  std::vector<double> log_ratio;
+  result.mi = rtf::mutual_information(joint, kMiBins, gradient ? &log_ratio : nullptr);
+  if (histogram) *histogram = joint;
+  if (!gradient || result.count == 0) return result;
+  const std::vector<float> table(log_ratio.begin(), log_ratio.end());
+  s.mi_log_ratio.write(q, table);
+  const LocalMemory scratch{s.group_size * sizeof(float)};
+  if (s.mask) {
+    set_args(s.mi_gradient_kernel, s.fixed_level, *s.mask, s.movgrad, fnx, fny, mnx, mny, mnz, stride, px, py, npoints,
+             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), fmin,
+             finv, mmin, minv, s.mi_log_ratio, s.mi_partial, scratch);
+  } else {
+    set_args(s.mi_gradient_kernel, s.fixed_level, s.movgrad, fnx, fny, mnx, mny, mnz, stride, px, py, npoints,
+             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), fmin,
+             finv, mmin, minv, s.mi_log_ratio, s.mi_partial, scratch);
+  }
+  launch<1>(q, s.mi_gradient_kernel, {s.groups * s.group_size}, {s.group_size}, {}, EventMode::kNone);
+  set_args(s.mi_reduce_gradient, s.mi_partial, static_cast<int>(s.groups), s.mi_gradient);
+  launch<1>(q, s.mi_reduce_gradient, {static_cast<size_t>(kMiGradientTerms)}, {static_cast<size_t>(kMiGradientTerms)},
+            {}, EventMode::kNone);
+  s.mi_gradient.read(q, s.host_gradient);
+  const double scale = s.binning.moving_inv / static_cast<double>(result.count);
+  for (int i = 0; i < 12; ++i) result.gradient[i] = scale * s.host_gradient[static_cast<size_t>(i)];
+  return result;
+}
+
+LinearRegistrationResult LinearRegistration::run(const Eigen::Matrix4d& initial, const LinearProgress& progress) {
+  inverse_affine(initial, "registration: the initial transform");
+  if (state_->options.cost == LinearCost::kMi) {
+    const MiProvider provider = [this](int level, const Eigen::Matrix4d& t, bool gradient) {
+      return mutual_information(level, t, gradient);
+    };
+    return linear_register_mi(provider, state_->options, initial, fixed_centre_, state_->strides, progress);
+  }
+  const LinearSumsProvider provider = [this](int level, const Eigen::Matrix4d& t, double scale, double offset) {
+    return sums(level, t, scale, offset);
+  };
+  return linear_register(provider, state_->options, initial, fixed_centre_, state_->strides, progress);
+}
+
+}  // namespace rtf

@@ -1,0 +1,35 @@
+// Resampling an image (3D or 4D) onto a reference grid through a chain of spatial transforms, on the device
+// (kernels/resample.cl, docs/algorithms/registration.md). The chain maps points, not images: a reference voxel's world
+// position goes through chain[0] first, then chain[1], ..., and the input is sampled where it ends (the order of
+// antsApplyTransforms' -t list read from first to last as applied to points). Every transform maps world (RAS mm) to
+// world.
+#pragma once
+
+#include <Eigen/Core>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/device/device.hpp"
+#include "core/image/image.hpp"
+
+namespace rtf {
+
+// nearest: the nearest voxel's value (labels stay labels, never blended); linear: trilinear; cubic: Keys cubic
+// convolution (a = -0.5). Conventions at the edges: kernels/sampling.clh.
+enum class ResampleInterpolation { kNearest, kLinear, kCubic };
+
+std::optional<ResampleInterpolation> parse_resample_interpolation(std::string_view name);  // nearest|linear|cubic
+const char* to_string(ResampleInterpolation interpolation);
+
+// The voxel -> world affine's inverse, or std::invalid_argument naming `what` when it is not invertible (or not
+// finite).
+Eigen::Matrix4d inverse_affine(const Eigen::Matrix4d& affine, std::string_view what);
+
+// `input` resampled onto `reference`'s grid (its dims and affine; the output keeps `input`'s volumes and TR), sampled
+// at chain[n-1](...chain[0](A_ref v)...). Points outside the input get `outside`. Throws std::invalid_argument for a
+// non-invertible affine in the chain or either image.
+Image resample(Device& device, const Image& input, const ImageHeader& reference,
+               const std::vector<Eigen::Matrix4d>& chain, ResampleInterpolation interpolation, float outside = 0.0f);
+
+}  // namespace rtf
