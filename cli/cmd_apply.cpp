@@ -1,11 +1,12 @@
 // `rtfmri apply IMAGE --reference REF -t T1 [-t T2 ...] --out OUT`: resamples a 3D or 4D image (or a label image,
-// with --interp nearest) onto REF's grid through a chain of ITK affines, on the device.
+// with --interp nearest) onto REF's grid through a chain of ITK affines and displacement fields, on the device.
 #include <spdlog/spdlog.h>
 
 #include <regex>
 
 #include "cli/cli_support.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/registration/displacement_field.hpp"
 #include "core/registration/itk_transform.hpp"
 #include "core/registration/resample.hpp"
 
@@ -17,20 +18,38 @@ struct ApplyArgs {
   float default_value = 0.0f;
 };
 
-// "FILE" or ANTs' "[FILE,1]" (use the inverse); "[FILE,0]" is FILE.
-Eigen::Matrix4d read_transform_argument(const std::string& argument) {
+bool is_nifti(const std::string& path) {
+  auto ends = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends(".nii") || ends(".nii.gz");
+}
+
+// "FILE" or ANTs' "[FILE,1]" (use the inverse); "[FILE,0]" is FILE. A .nii/.nii.gz is an ITK displacement field.
+rtf::SpatialTransform read_transform_argument(const std::string& argument) {
   static const std::regex bracketed(R"(^\[(.+),\s*([01])\]$)");
   std::smatch match;
+  std::string path = argument;
+  bool inverse = false;
   if (std::regex_match(argument, match, bracketed)) {
-    const Eigen::Matrix4d t = rtf::read_itk_affine(match[1].str());
-    return match[2].str() == "1" ? rtf::inverse_affine(t, match[1].str()) : t;
+    path = match[1].str();
+    inverse = match[2].str() == "1";
   }
-  return rtf::read_itk_affine(argument);
+  if (is_nifti(path)) {
+    if (inverse) {
+      throw std::invalid_argument(path +
+                                  ": a displacement field has no closed-form inverse; give the inverse field "
+                                  "instead (registration writes both)");
+    }
+    return std::make_shared<const rtf::Image>(rtf::read_displacement_field(path));
+  }
+  const Eigen::Matrix4d t = rtf::read_itk_affine(path);
+  return inverse ? rtf::inverse_affine(t, path) : t;
 }
 
 void run(const ApplyArgs& args, const rtf::cli::GlobalOptions& globals) {
   rtf::cli::Stopwatch clock;
-  std::vector<Eigen::Matrix4d> chain;
+  std::vector<rtf::SpatialTransform> chain;
   for (const std::string& t : args.transforms) chain.push_back(read_transform_argument(t));
   const rtf::Image input = rtf::read_nifti(args.input);
   const rtf::ImageHeader reference = rtf::read_nifti_header(args.reference);
@@ -58,8 +77,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--transform,-t", args->transforms,
-                  "ITK affine text file (rtfmri register's PREFIX_affine.txt, ANTs/ITK .txt); [FILE,1] uses its "
-                  "inverse. Repeat for a chain; none: identity (world coordinates only)")
+                  "ITK affine text file (rtfmri register's PREFIX_affine.txt, ANTs/ITK .txt; [FILE,1] uses its "
+                  "inverse) or ITK displacement field (.nii/.nii.gz, LPS vectors, intent 1007). Repeat for a chain; "
+                  "none: identity (world coordinates only)")
       ->allow_extra_args(false);  // one file per -t, and "[FILE,1]" stays one argument
   cmd->add_option("--interp,-n", args->interp,
                   "linear, cubic (Keys) or nearest (for label images: values are never blended, the datatype is kept)")

@@ -1,10 +1,12 @@
 // Resampling an image onto another grid through a chain of spatial transforms (docs/algorithms/registration.md).
 // The chain is applied to points: each voxel v of the output (reference) grid starts at its world position A_ref v
-// (world_positions), every transform of the chain maps it on (affine_positions: p <- T p), and the input image is then
-// sampled at B p, B = A_in^-1 (sample_positions). 4D inputs reuse the positions for every volume.
+// (world_positions), every transform of the chain maps it on (affine_positions: p <- T p; field_positions: p <- p + u(p)
+// with u a displacement field), and the input image is then sampled at B p, B = A_in^-1 (sample_positions). 4D inputs
+// reuse the positions for every volume.
 //
 // Memory layout: `pos` holds a float4 per output voxel, (x, y, z world mm, 0), x fastest; volumes are float, x fastest,
-// the input volume starting at element `in_offset`, the output volume at `out_offset`. Matrices arrive as float4 rows
+// the input volume starting at element `in_offset`, the output volume at `out_offset`. A displacement field is three
+// float volumes (x, y, z components in world mm, each x fastest) on its own grid. Matrices arrive as float4 rows
 // r0, r1, r2 of a 3x4 affine acting on (x, y, z, 1).
 // Compile-time define INTERP: 0 nearest, 1 trilinear (default), 2 Keys cubic; sampling conventions in sampling.clh.
 #include "sampling.clh"
@@ -33,6 +35,21 @@ __kernel void affine_positions(__global float4* pos, const ulong count, const fl
   if (i >= count) return;
   const float4 p = (float4)(pos[i].xyz, 1.0f);
   pos[i] = (float4)(affine3(t0, t1, t2, p), 0.0f);
+}
+
+// pos[i] <- pos[i] + u(W pos[i]), u interpolated trilinearly on the field's grid (W: world -> field voxel), 0 where the
+// point lies outside the field (as ITK's DisplacementFieldTransform). NDRange: 1D over `count` positions.
+__kernel void field_positions(__global float4* pos, const ulong count, __global const float* field, const int nx,
+                              const int ny, const int nz, const float4 w0, const float4 w1, const float4 w2) {
+  const size_t i = get_global_id(0);
+  if (i >= count) return;
+  const float3 p = pos[i].xyz;
+  const float3 u = affine3(w0, w1, w2, (float4)(p, 1.0f));
+  if (!sampling_inside(u, nx, ny, nz)) return;
+  const size_t n = (size_t)nx * ny * nz;
+  const float3 d = (float3)(sample_linear_clamped(field, nx, ny, nz, u), sample_linear_clamped(field + n, nx, ny, nz, u),
+                            sample_linear_clamped(field + 2 * n, nx, ny, nz, u));
+  pos[i] = (float4)(p + d, 0.0f);
 }
 
 // out[i] = in sampled at B pos[i], or `outside` where that point lies outside the input. NDRange: 1D over `count`.

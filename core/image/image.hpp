@@ -42,6 +42,9 @@ struct ImageHeader {
   double tr_s = 0.0;                          // repetition time in seconds (0 if unknown / 3D)
   DataType source_type = DataType::kFloat32;  // datatype the data had on disk
   std::string description;                    // NIfTI descrip field
+  // The volumes are the components of one vector per voxel (NIfTI intent 1007, stored as 5D: x, y, z, 1, components;
+  // ITK's displacement fields), not time points.
+  bool vector_components = false;
 
   int64_t voxels_per_volume() const { return dims[0] * dims[1] * dims[2]; }
   int64_t total_voxels() const { return voxels_per_volume() * num_volumes; }

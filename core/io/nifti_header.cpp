@@ -98,6 +98,7 @@ struct Fields {
   char magic[8] = {};
   int64_t dim[8] = {};
   int datatype = 0;
+  int intent_code = 0;
   double pixdim[8] = {};
   double vox_offset_float = 0.0;  // NIfTI-1 (float on disk)
   int64_t vox_offset_int = 0;     // NIfTI-2 (int64 on disk)
@@ -125,6 +126,7 @@ void copy_common(const Header& h, Fields& f) {
     f.pixdim[i] = h.pixdim[i];
   }
   f.datatype = h.datatype;
+  f.intent_code = h.intent_code;
   f.scl_slope = h.scl_slope;
   f.scl_inter = h.scl_inter;
   f.xyzt_units = static_cast<unsigned char>(h.xyzt_units);  // a bit field: never sign-extend
@@ -296,11 +298,18 @@ DecodedHeader decode_nifti_header(std::span<const uint8_t> bytes, const std::fil
   }
   out.single_file = f.magic[1] == '+';
 
-  // Dimensions: dim[0] axes, each positive; a 5th or higher axis must have length 1.
+  // Dimensions: dim[0] axes, each positive; a 5th or higher axis must have length 1, except the 5th of a vector image
+  // (intent 1007, a single time point: ITK's displacement fields), whose components become the volumes.
   const int64_t ndim = f.dim[0];
   if (ndim < 1 || ndim > 7) fail(path, fmt::format("dim[0] (number of dimensions) is {}, must be 1..7", ndim));
+  const bool vector = ndim >= 5 && f.intent_code == kIntentVector && f.dim[4] == 1 && f.dim[5] > 1 &&
+                      (ndim < 6 || f.dim[6] == 1) && (ndim < 7 || f.dim[7] == 1);
   for (int i = 1; i <= ndim; ++i) {
     if (f.dim[i] < 1) fail(path, fmt::format("dim[{}] = {} is not a positive size", i, f.dim[i]));
+    if (vector && i == 5) {
+      if (f.dim[i] > limits.max_dim) fail(path, fmt::format("dim[5] = {} exceeds the limit", f.dim[i]));
+      continue;
+    }
     if (i >= 5 && f.dim[i] != 1) {
       fail(path, fmt::format("dim[{}] = {}: images with more than 4 dimensions (vectors, tensors) are not supported", i,
                              f.dim[i]));
@@ -309,7 +318,10 @@ DecodedHeader decode_nifti_header(std::span<const uint8_t> bytes, const std::fil
       fail(path, fmt::format("dim[{}] = {} exceeds the limit of {}", i, f.dim[i], limits.max_dim));
     }
   }
-  auto axis = [&](int i) { return i <= ndim ? f.dim[i] : int64_t{1}; };
+  auto axis = [&](int i) {
+    if (i == 4 && vector) return f.dim[5];  // the components take the place of the volumes
+    return i <= ndim ? f.dim[i] : int64_t{1};
+  };
 
   const std::optional<DataType> type = supported_datatype(f.datatype);
   if (!type) {
@@ -355,6 +367,7 @@ DecodedHeader decode_nifti_header(std::span<const uint8_t> bytes, const std::fil
   ImageHeader& h = out.image;
   h.dims = {axis(1), axis(2), axis(3)};
   h.num_volumes = axis(4);
+  h.vector_components = vector;
   for (int i = 0; i < 3; ++i) h.voxel_mm[static_cast<size_t>(i)] = spacing(f, i, path);
   h.affine = choose_affine(f, h.voxel_mm, path);
   h.xform_code = f.sform_code > 0 ? f.sform_code : (f.qform_code > 0 ? f.qform_code : 0);

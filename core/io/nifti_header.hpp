@@ -14,6 +14,7 @@
 namespace rtf::nifti_detail {
 
 constexpr size_t kNifti1HeaderSize = 348;
+constexpr int kIntentVector = 1007;  // NIFTI_INTENT_VECTOR
 constexpr size_t kNifti2HeaderSize = 540;
 constexpr size_t kMaxHeaderSize = kNifti2HeaderSize;
 constexpr uint8_t kNifti2Signature[4] = {0x0D, 0x0A, 0x1A, 0x0A};  // magic[4..7] of NIfTI-2

@@ -53,8 +53,13 @@ std::vector<uint8_t> encode_nifti_header(const ImageHeader& header, DataType out
     if (!fits) fail(path, "voxel size, affine or TR does not fit NIfTI-1's float32 fields; write NIfTI-2");
   }
 
-  // A time axis when there are several volumes or a TR to keep.
-  const int64_t dims[8] = {sizes[3] > 1 || header.tr_s > 0.0 ? 4 : 3, sizes[0], sizes[1], sizes[2], sizes[3], 1, 1, 1};
+  // A time axis when there are several volumes or a TR to keep; a vector image puts its components on the 5th axis.
+  int64_t dims[8] = {sizes[3] > 1 || header.tr_s > 0.0 ? 4 : 3, sizes[0], sizes[1], sizes[2], sizes[3], 1, 1, 1};
+  if (header.vector_components) {
+    dims[0] = 5;
+    dims[4] = 1;
+    dims[5] = sizes[3];
+  }
   std::unique_ptr<nifti_image, void (*)(nifti_image*)> nim(nifti_make_new_nim(dims, static_cast<int>(out), 0),
                                                            nifti_image_free);
   if (!nim) fail(path, "nifticlib could not create an image header");
@@ -62,6 +67,7 @@ std::vector<uint8_t> encode_nifti_header(const ImageHeader& header, DataType out
   nim->dy = nim->pixdim[2] = header.voxel_mm[1];
   nim->dz = nim->pixdim[3] = header.voxel_mm[2];
   nim->dt = nim->pixdim[4] = header.tr_s;
+  if (header.vector_components) nim->intent_code = kIntentVector;
   nim->xyz_units = NIFTI_UNITS_MM;
   nim->time_units = NIFTI_UNITS_SEC;
   nim->scl_slope = 1.0;

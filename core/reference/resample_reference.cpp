@@ -1,6 +1,7 @@
 // Double-precision resampling reference: see resample_reference.hpp.
 #include "core/reference/resample_reference.hpp"
 
+#include <Eigen/Geometry>
 #include <Eigen/LU>
 #include <algorithm>
 #include <cmath>
@@ -73,7 +74,21 @@ double sample_clamped(std::span<const float> volume, const std::array<int64_t, 3
   return sum;
 }
 
-Image resample(const Image& input, const ImageHeader& reference, const std::vector<Eigen::Matrix4d>& chain,
+Eigen::Vector3d transform_point(const SpatialTransform& transform, const Eigen::Vector3d& point) {
+  if (const auto* affine = std::get_if<Eigen::Matrix4d>(&transform)) {
+    return (*affine * point.homogeneous()).head<3>();
+  }
+  const Image& field = *std::get<std::shared_ptr<const Image>>(transform);
+  const Eigen::Vector3d u = (field.header().affine.inverse() * point.homogeneous()).head<3>();
+  if (!inside_volume(field.header().dims, u)) return point;  // no displacement outside the field
+  Eigen::Vector3d d;
+  for (int c = 0; c < 3; ++c) {
+    d[c] = sample_clamped(field.volume(c), field.header().dims, u, ResampleInterpolation::kLinear);
+  }
+  return point + d;
+}
+
+Image resample(const Image& input, const ImageHeader& reference, const std::vector<SpatialTransform>& chain,
                ResampleInterpolation interpolation, double outside) {
   ImageHeader h = input.header();
   h.dims = reference.dims;
@@ -86,10 +101,11 @@ Image resample(const Image& input, const ImageHeader& reference, const std::vect
   for (int64_t z = 0; z < reference.dims[2]; ++z) {
     for (int64_t y = 0; y < reference.dims[1]; ++y) {
       for (int64_t x = 0; x < reference.dims[0]; ++x) {
-        Eigen::Vector4d p = reference.affine * Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y),
-                                                               static_cast<double>(z), 1.0);
-        for (const Eigen::Matrix4d& t : chain) p = t * p;
-        const Eigen::Vector3d u = (to_input * p).head<3>();
+        Eigen::Vector3d p = (reference.affine * Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y),
+                                                                static_cast<double>(z), 1.0))
+                                .head<3>();
+        for (const SpatialTransform& t : chain) p = transform_point(t, p);
+        const Eigen::Vector3d u = (to_input * p.homogeneous()).head<3>();
         const bool inside = inside_volume(dims, u);
         for (int64_t t = 0; t < input.nt(); ++t) {
           out.at(x, y, z, t) =

@@ -6,6 +6,7 @@
 #include <Eigen/LU>
 #include <cmath>
 #include <stdexcept>
+#include <variant>
 
 #include "core/device/buffer.hpp"
 #include "core/device/launch.hpp"
@@ -65,10 +66,19 @@ Eigen::Matrix4d inverse_affine(const Eigen::Matrix4d& affine, std::string_view w
 }
 
 Image resample(Device& device, const Image& input, const ImageHeader& reference,
-               const std::vector<Eigen::Matrix4d>& chain, ResampleInterpolation interpolation, float outside) {
+               const std::vector<SpatialTransform>& chain, ResampleInterpolation interpolation, float outside) {
   const Eigen::Matrix4d to_input_voxel = inverse_affine(input.header().affine, "resample: the input image");
   inverse_affine(reference.affine, "resample: the reference grid");
-  for (size_t i = 0; i < chain.size(); ++i) inverse_affine(chain[i], fmt::format("resample: transform {}", i + 1));
+  for (size_t i = 0; i < chain.size(); ++i) {
+    if (const auto* affine = std::get_if<Eigen::Matrix4d>(&chain[i])) {
+      inverse_affine(*affine, fmt::format("resample: transform {}", i + 1));
+    } else {
+      const Image& field = *std::get<std::shared_ptr<const Image>>(chain[i]);
+      if (field.nt() != 3)
+        throw std::invalid_argument(fmt::format("resample: transform {} is a field without 3 components", i + 1));
+      inverse_affine(field.header().affine, fmt::format("resample: the grid of displacement field {}", i + 1));
+    }
+  }
   for (int64_t d : input.header().dims) {
     if (d > (int64_t{1} << 20)) throw std::invalid_argument("resample: input too large");
   }
@@ -90,9 +100,22 @@ Image resample(Device& device, const Image& input, const ImageHeader& reference,
            matrix_row(reference.affine, 2));
   launch<1>(q, world, {count}, {kGroup}, {}, EventMode::kNone);
   const ClKernel affine = device.kernel(kSource, "affine_positions");
-  for (const Eigen::Matrix4d& t : chain) {
-    set_args(affine, pos, static_cast<cl_ulong>(count), matrix_row(t, 0), matrix_row(t, 1), matrix_row(t, 2));
-    launch<1>(q, affine, {count}, {kGroup}, {}, EventMode::kNone);
+  const ClKernel displace = device.kernel(kSource, "field_positions");
+  std::vector<DeviceBuffer<float>> fields;  // kept until the queue has finished with them
+  for (const SpatialTransform& t : chain) {
+    if (const auto* m = std::get_if<Eigen::Matrix4d>(&t)) {
+      set_args(affine, pos, static_cast<cl_ulong>(count), matrix_row(*m, 0), matrix_row(*m, 1), matrix_row(*m, 2));
+      launch<1>(q, affine, {count}, {kGroup}, {}, EventMode::kNone);
+      continue;
+    }
+    const Image& field = *std::get<std::shared_ptr<const Image>>(t);
+    fields.emplace_back(device, field.data().size());
+    fields.back().write(q, field.data());
+    const Eigen::Matrix4d to_field = field.header().affine.inverse();
+    set_args(displace, pos, static_cast<cl_ulong>(count), fields.back(), static_cast<int>(field.nx()),
+             static_cast<int>(field.ny()), static_cast<int>(field.nz()), matrix_row(to_field, 0),
+             matrix_row(to_field, 1), matrix_row(to_field, 2));
+    launch<1>(q, displace, {count}, {kGroup}, {}, EventMode::kNone);
   }
   const ClKernel sample =
       device.kernel(kSource, "sample_positions", {fmt::format("INTERP={}", interp_define(interpolation))});

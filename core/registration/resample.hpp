@@ -1,8 +1,8 @@
-// Resampling an image (3D or 4D) onto a reference grid through a chain of spatial transforms, on the device
-// (kernels/resample.cl, docs/algorithms/registration.md). The chain maps points, not images: a reference voxel's world
-// position goes through chain[0] first, then chain[1], ..., and the input is sampled where it ends (the order of
-// antsApplyTransforms' -t list read from first to last as applied to points). Every transform maps world (RAS mm) to
-// world.
+// Resampling an image (3D or 4D) onto a reference grid through a chain of spatial transforms (affines and displacement
+// fields), on the device (kernels/resample.cl, docs/algorithms/registration.md). The chain maps points, not images: a
+// reference voxel's world position goes through chain[0] first, then chain[1], ..., and the input is sampled where it
+// ends (the order of antsApplyTransforms' -t list read from first to last as applied to points). Every transform maps
+// world (RAS mm) to world.
 #pragma once
 
 #include <Eigen/Core>
@@ -12,6 +12,7 @@
 
 #include "core/device/device.hpp"
 #include "core/image/image.hpp"
+#include "core/registration/displacement_field.hpp"
 
 namespace rtf {
 
@@ -28,8 +29,8 @@ Eigen::Matrix4d inverse_affine(const Eigen::Matrix4d& affine, std::string_view w
 
 // `input` resampled onto `reference`'s grid (its dims and affine; the output keeps `input`'s volumes and TR), sampled
 // at chain[n-1](...chain[0](A_ref v)...). Points outside the input get `outside`. Throws std::invalid_argument for a
-// non-invertible affine in the chain or either image.
+// non-invertible affine in the chain or either image, or a field that is not three volumes.
 Image resample(Device& device, const Image& input, const ImageHeader& reference,
-               const std::vector<Eigen::Matrix4d>& chain, ResampleInterpolation interpolation, float outside = 0.0f);
+               const std::vector<SpatialTransform>& chain, ResampleInterpolation interpolation, float outside = 0.0f);
 
 }  // namespace rtf

@@ -61,7 +61,7 @@ TEST_P(ResampleTest, DeviceMatchesReferenceOnOddGridsThroughAChain) {
   const ImageHeader in_grid = grid({17, 13, 11}, {2.0, 2.5, 3.0}, 0.2, Eigen::Vector3d(-16, -15, -14));
   const ImageHeader out_grid = grid({19, 15, 9}, {1.7, 1.9, 3.3}, -0.4, Eigen::Vector3d(-17, -13, -12));
   const Image input = random_image(in_grid, 2, seed);
-  const std::vector<Eigen::Matrix4d> chain{random_affine(rng, 1.0), random_affine(rng, 1.0)};
+  const std::vector<SpatialTransform> chain{random_affine(rng, 1.0), random_affine(rng, 1.0)};
   const ResampleInterpolation interp = GetParam();
   const Image dev = resample(test::test_device(), input, out_grid, chain, interp, -7.0f);
   const Image cpu = reference::resample(input, out_grid, chain, interp, -7.0);
