@@ -2,7 +2,8 @@
 # Command-line checks of `rtfmri register` and `rtfmri apply` on a real brain (Colin27, ch2bet from Debian's
 # mricron-data, installed by scripts/fetch-data.sh): a hand-written ITK affine moves the brain (apply), register finds
 # that affine again (compared parameter by parameter), the inverse brings the image back, an atlas resampled with
-# nearest keeps its labels, and bad input gives a clear error and a non-zero exit, never a crash.
+# nearest keeps its labels, `mask --template colin27` finds the moved head's brain, and bad input gives a clear error
+# and a non-zero exit, never a crash.
 #   usage: registration_checks.sh RTFMRI DATA_DIR WORK_DIR
 set -uo pipefail
 RTFMRI=$1
@@ -78,6 +79,33 @@ expect_ok "apply brings the moved image back" 'resampled' \
 expect_ok "apply keeps labels with nearest" 'nearest' \
   "$RTFMRI" apply "$AAL" -r "$WORK/moved.nii.gz" -t "$WORK/truth.txt" -n nearest -o "$WORK/aal_moved.nii.gz"
 expect_ok "labels keep the atlas datatype" "$("$RTFMRI" info "$AAL" | grep -i -m1 'type')" "$RTFMRI" info "$WORK/aal_moved.nii.gz"
+
+# Template-based brain extraction: Colin27's head (with skull) moved by the truth; the brain mask pulled in by
+# registration must overlap the brain moved the same way (Dice, voxels nonzero in each).
+HEAD="$DATA/mricron/ch2.nii.gz"
+expect_ok "apply moves the head" 'resampled' "$RTFMRI" apply "$HEAD" -r "$HEAD" -t "[$WORK/truth.txt,1]" -o "$WORK/head.nii.gz"
+expect_ok "apply moves the brain" 'resampled' \
+  "$RTFMRI" apply "$BRAIN" -r "$HEAD" -t "[$WORK/truth.txt,1]" -n nearest -o "$WORK/head_brain.nii.gz"
+expect_ok "mask --template colin27" 'inside .* brain after registration' \
+  "$RTFMRI" mask "$WORK/head.nii.gz" "$WORK/template_mask.nii.gz" --template colin27
+if python3 - "$WORK/template_mask.nii.gz" "$WORK/head_brain.nii.gz" <<'PY'; then pass "template mask overlaps the brain (Dice >= 0.97)"; else fail "template mask misses the brain"; fi
+import gzip, struct, sys
+def nonzero(path):
+    raw = gzip.open(path).read()
+    dim = struct.unpack("<8h", raw[40:56])
+    datatype = struct.unpack("<h", raw[70:72])[0]
+    offset = int(struct.unpack("<f", raw[108:112])[0])
+    n = dim[1] * dim[2] * dim[3]
+    fmt = {2: "B", 4: "h", 8: "i", 16: "f", 64: "d", 512: "H"}[datatype]
+    values = struct.unpack("<%d%s" % (n, fmt), raw[offset:offset + n * struct.calcsize(fmt)])
+    return [v != 0 for v in values]
+a, b = nonzero(sys.argv[1]), nonzero(sys.argv[2])
+dice = 2.0 * sum(1 for x, y in zip(a, b) if x and y) / (sum(a) + sum(b))
+print(f"Dice {dice:.4f}")
+sys.exit(0 if dice >= 0.97 else 1)
+PY
+expect_error "mask --template PATH needs --template-brain" 'template-brain' \
+  "$RTFMRI" mask "$WORK/head.nii.gz" "$WORK/bad.nii.gz" --template "$HEAD"
 
 # Bad input: clear errors, no crash.
 expect_error "register refuses a 4D image" 'must be 3D' \
