@@ -30,8 +30,16 @@ cl_float4 row(const Eigen::Matrix<double, 3, 4>& m, int r) {
                     static_cast<float>(m(r, 3))}};
 }
 
-// The volume with non-finite voxels set to 0 (their count returned), after checking the image's shape.
-std::vector<float> checked_volume(const Image& image, const char* what, int64_t& non_finite) {
+// A volume ready for the device: non-finite voxels set to 0 (and counted), with the range of the others (inside
+// `mask` when given), after checking the image's shape. One pass over the voxels.
+struct CheckedVolume {
+  std::vector<float> data;
+  int64_t non_finite = 0;
+  double lo = INFINITY, hi = -INFINITY;
+};
+
+CheckedVolume checked_volume(const Image& image, const char* what,
+                             std::optional<std::span<const uint8_t>> mask = std::nullopt) {
   if (image.nt() != 1) {
     throw std::invalid_argument(
         fmt::format("registration: the {} image must be 3D, it has {} volumes", what, image.nt()));
@@ -43,24 +51,30 @@ std::vector<float> checked_volume(const Image& image, const char* what, int64_t&
     throw std::invalid_argument(fmt::format("registration: the {} image is too large", what));
   }
   inverse_affine(image.header().affine, fmt::format("registration: the {} image", what));
-  std::vector<float> v = image.data();
-  non_finite = 0;
+  CheckedVolume out;
+  out.data.resize(image.data().size());
   float lo = INFINITY, hi = -INFINITY;
-  for (float& x : v) {
+  const float* in = image.data().data();
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    const float x = in[i];
     if (!std::isfinite(x)) {
-      x = 0.0f;
-      ++non_finite;
-    } else {
-      lo = std::min(lo, x);
-      hi = std::max(hi, x);
+      out.data[i] = 0.0f;
+      ++out.non_finite;
+      continue;
     }
+    out.data[i] = x;
+    if (mask && (*mask)[i] == 0) continue;
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
   }
-  if (static_cast<double>(non_finite) > kMaxNonFiniteFraction * static_cast<double>(v.size())) {
-    throw std::invalid_argument(
-        fmt::format("registration: {} of {} voxels of the {} image are NaN or infinite", non_finite, v.size(), what));
+  out.lo = lo;
+  out.hi = hi;
+  if (static_cast<double>(out.non_finite) > kMaxNonFiniteFraction * static_cast<double>(out.data.size())) {
+    throw std::invalid_argument(fmt::format("registration: {} of {} voxels of the {} image are NaN or infinite",
+                                            out.non_finite, out.data.size(), what));
   }
   if (!(hi > lo)) throw std::invalid_argument(fmt::format("registration: the {} image is constant", what));
-  return v;
+  return out;
 }
 
 }  // namespace
@@ -98,23 +112,14 @@ LinearRegistration::LinearRegistration(Device& device, const Image& fixed, const
   if (s.options.max_iterations < 1) throw std::invalid_argument("registration: max_iterations must be >= 1");
   s.fixed_grid = fixed.header();
   s.moving_grid = moving.header();
-  int64_t fixed_bad = 0, moving_bad = 0;
-  const std::vector<float> f = checked_volume(fixed, "fixed", fixed_bad);
-  const std::vector<float> m = checked_volume(moving, "moving", moving_bad);
-  const auto nf = f.size(), nm = m.size();
-  // Intensity ranges for the MI binning: the moving image's finite voxels, the fixed image's inside the mask.
-  double fixed_min = INFINITY, fixed_max = -INFINITY, moving_min = INFINITY, moving_max = -INFINITY;
-  for (size_t i = 0; i < nm; ++i) {
-    if (!std::isfinite(moving.data()[i])) continue;
-    moving_min = std::min<double>(moving_min, m[i]);
-    moving_max = std::max<double>(moving_max, m[i]);
+  if (fixed_mask && fixed_mask->size() != fixed.data().size()) {
+    throw std::invalid_argument("registration: the fixed mask is not on the fixed grid");
   }
-  for (size_t i = 0; i < nf; ++i) {
-    if (!std::isfinite(fixed.data()[i]) || (fixed_mask && (*fixed_mask)[i] == 0)) continue;
-    fixed_min = std::min<double>(fixed_min, f[i]);
-    fixed_max = std::max<double>(fixed_max, f[i]);
-  }
-  s.binning = rtf::mi_binning(fixed_min, fixed_max, moving_min, moving_max);
+  const CheckedVolume f = checked_volume(fixed, "fixed", fixed_mask);
+  const CheckedVolume m = checked_volume(moving, "moving");
+  const auto nf = f.data.size(), nm = m.data.size();
+  // The MI binning spans the moving image and the fixed image inside the mask.
+  s.binning = rtf::mi_binning(f.lo, f.hi, m.lo, m.hi);
   const double smallest = *std::min_element(s.fixed_grid.voxel_mm.begin(), s.fixed_grid.voxel_mm.end());
   for (const LinearLevel& level : s.options.levels) {
     if (!(level.spacing_mm > 0.0) || !(level.fwhm_mm >= 0.0)) {
@@ -124,13 +129,12 @@ LinearRegistration::LinearRegistration(Device& device, const Image& fixed, const
   }
   std::vector<uint8_t> mask;
   if (fixed_mask) {
-    if (fixed_mask->size() != nf) throw std::invalid_argument("registration: the fixed mask is not on the fixed grid");
     mask.assign(fixed_mask->begin(), fixed_mask->end());
     if (std::none_of(mask.begin(), mask.end(), [](uint8_t b) { return b != 0; })) {
       throw std::invalid_argument("registration: the fixed mask is empty");
     }
   }
-  if (fixed_bad > 0) {
+  if (f.non_finite > 0) {
     if (mask.empty()) mask.assign(nf, 1);
     for (size_t i = 0; i < nf; ++i) {
       if (!std::isfinite(fixed.data()[i])) mask[i] = 0;
@@ -138,9 +142,9 @@ LinearRegistration::LinearRegistration(Device& device, const Image& fixed, const
   }
   cl_command_queue q = device.queue();
   s.fixed_raw = DeviceBuffer<float>(device, nf);
-  s.fixed_raw.write(q, f);
+  s.fixed_raw.write(q, f.data);
   s.moving_raw = DeviceBuffer<float>(device, nm);
-  s.moving_raw.write(q, m);
+  s.moving_raw.write(q, m.data);
   s.fixed_level = DeviceBuffer<float>(device, nf);
   s.moving_smoothed = DeviceBuffer<float>(device, nm);
   s.movgrad = DeviceBuffer<cl_float4>(device, nm);
