@@ -7,8 +7,6 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <cstdio>
-#include <sstream>
 #include <string>
 
 #include "bench/bench_stats.hpp"
@@ -33,18 +31,6 @@ struct Options {
   int runs = 5;
 };
 
-std::vector<rtf::LinearLevel> parse_levels(const std::string& text) {
-  std::vector<rtf::LinearLevel> levels;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    rtf::LinearLevel l;
-    if (std::sscanf(item.c_str(), "%lf:%lf", &l.spacing_mm, &l.fwhm_mm) != 2) throw std::invalid_argument(item);
-    levels.push_back(l);
-  }
-  return levels;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,7 +49,7 @@ int main(int argc, char** argv) {
   const rtf::Image fixed = rtf::read_nifti(opt.fixed);
   rtf::LinearRegistrationOptions options;
   options.dof = 12;
-  options.levels = parse_levels(opt.levels);
+  options.levels = rtf::parse_linear_levels(opt.levels);
   const Eigen::Matrix4d start = rtf::centre_of_mass_alignment(fixed, moving);
 
   std::vector<double> total_ms, resample_ms, setup_ms;

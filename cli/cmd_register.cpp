@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli/cli_support.hpp"
 #include "core/io/atomic_file.hpp"
@@ -20,25 +19,6 @@ struct RegisterArgs {
   int max_iterations = 40;
 };
 
-std::vector<rtf::LinearLevel> parse_levels(const std::string& text) {
-  std::vector<rtf::LinearLevel> levels;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    rtf::LinearLevel level;
-    char colon = 0;
-    std::stringstream field(item);
-    if (!(field >> level.spacing_mm >> colon >> level.fwhm_mm) || colon != ':' || !field.eof() ||
-        !(level.spacing_mm > 0) || !(level.fwhm_mm >= 0)) {
-      throw std::invalid_argument(
-          "--levels: expected SPACING_MM:FWHM_MM[,...] with spacing > 0, e.g. 8:8,4:4,2:2; got '" + item + "'");
-    }
-    levels.push_back(level);
-  }
-  if (levels.empty()) throw std::invalid_argument("--levels: no level given");
-  return levels;
-}
-
 std::vector<uint8_t> read_mask(const std::string& path, const rtf::ImageHeader& grid, const std::string& grid_name) {
   const rtf::Image mask = rtf::read_nifti(path);
   rtf::cli::require_same_grid(grid, grid_name, mask.header(), path);
@@ -54,7 +34,7 @@ void run(const RegisterArgs& args, const rtf::cli::GlobalOptions& globals) {
   const rtf::Image fixed = rtf::read_nifti(args.fixed);
   rtf::LinearRegistrationOptions options;
   options.dof = args.dof;
-  options.levels = parse_levels(args.levels);
+  options.levels = rtf::parse_linear_levels(args.levels);
   options.max_iterations = args.max_iterations;
   options.cost = args.cost == "mi" ? rtf::LinearCost::kMi : rtf::LinearCost::kNcc;
   std::vector<uint8_t> mask;

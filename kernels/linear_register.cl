@@ -14,17 +14,14 @@
 // order of J: B row by row (9), b (3), s, o.
 // Sample points: fixed voxels stride * (i, j, k), enumerated x fastest; a point is used when its moving position lies
 // within [0, n - 1] on every axis of the moving grid (and its mask byte is nonzero, with HAS_MASK).
-// Compile-time defines: HAS_MASK; ITEM_PARTIALS (one row of `partial` per work-item, for CPU devices; `scratch` unused).
+// Compile-time defines: HAS_MASK; ITEM_PARTIALS (one row of `partial` per work-item, for CPU devices; `scratch`
+// unused).
 #include "partial_sums.clh"
 #include "sampling.clh"
 
 #define NPARAMS 14
 #define NSUMS 5
 #define NTERMS (NPARAMS * (NPARAMS + 1) / 2 + NPARAMS + 2 + NSUMS)
-
-inline float3 linear_apply(float4 r0, float4 r1, float4 r2, float4 v) {
-  return (float3)(dot(r0, v), dot(r1, v), dot(r2, v));
-}
 
 // NDRange: 1D, any number of groups (each item strides over the points); `scratch`: one float per work-item
 // (power-of-two work-group size).
@@ -33,10 +30,10 @@ __kernel void linear_sums(__global const float* fixed,
                           __global const uchar* mask,
 #endif
                           __global const float4* movgrad, const int fnx, const int fny, const int fnz, const int mnx,
-                          const int mny, const int mnz, const int stride, const int px, const int py,
-                          const int npoints, const float4 m0, const float4 m1, const float4 m2, const float4 d0,
-                          const float4 d1, const float4 d2, const float scale, const float offset,
-                          __global float* partial, __local float* scratch) {
+                          const int mny, const int mnz, const int stride, const int px, const int py, const int npoints,
+                          const float4 m0, const float4 m1, const float4 m2, const float4 d0, const float4 d1,
+                          const float4 d2, const float scale, const float offset, __global float* partial,
+                          __local float* scratch) {
   float acc[NTERMS];
   for (int t = 0; t < NTERMS; ++t) acc[t] = 0.0f;
   for (int p = get_global_id(0); p < npoints; p += get_global_size(0)) {
@@ -49,13 +46,13 @@ __kernel void linear_sums(__global const float* fixed,
     if (mask[i] == 0) continue;
 #endif
     const float4 v = (float4)((float)x, (float)y, (float)z, 1.0f);
-    const float3 u = linear_apply(m0, m1, m2, v);
+    const float3 u = apply_affine_rows(m0, m1, m2, v);
     if (!(u.x >= 0.0f && u.y >= 0.0f && u.z >= 0.0f && u.x <= mnx - 1 && u.y <= mny - 1 && u.z <= mnz - 1)) continue;
     const float4 gm = sample_linear4_clamped(movgrad, mnx, mny, mnz, u);
     const float f = fixed[i];
     if (!isfinite(f + gm.x + gm.y + gm.z + gm.w)) continue;
     const float3 g = scale * gm.xyz;
-    const float3 d = linear_apply(d0, d1, d2, v);
+    const float3 d = apply_affine_rows(d0, d1, d2, v);
     float j[NPARAMS];
     j[0] = g.x * d.x;
     j[1] = g.x * d.y;

@@ -3,8 +3,9 @@
 //
 // Joint histogram: BINS x BINS. A sample point X (fixed voxel stride * (i, j, k), inside `mask` with HAS_MASK, and
 // whose moving position u = to_moving X lies within [0, n - 1] of the moving grid) falls in fixed bin
-// a = clamp(floor((F - fmin) * finv), 0, BINS - 1) (a box window) and spreads over moving bins k with the cubic B-spline
-// weights beta3(k - e), e = 2 + (M - mmin) * minv clamped to [2, BINS - 3] (so the four bins floor(e) - 1 .. floor(e)
+// a = clamp(floor((F - fmin) * finv), 0, BINS - 1) (a box window) and spreads over moving bins k with the cubic
+// B-spline weights beta3(k - e), e = 2 + (M - mmin) * minv clamped to [2, BINS - 3] (so the four bins floor(e) - 1 ..
+// floor(e)
 // + 2 lie inside). M and its world gradient are interpolated trilinearly from `movgrad`.
 //
 // Memory layout: `fixed` float on the fixed grid, x fastest; `movgrad` a float4 per moving voxel (dM/dx, dM/dy, dM/dz
@@ -22,11 +23,14 @@
 #define BINS 32
 #endif
 #define HIST_TERMS (BINS * BINS + 1)
+#ifdef HAS_MASK
+#define MASK_PARAM __global const uchar *mask,
+#define MASK_ARG mask,
+#else
+#define MASK_PARAM
+#define MASK_ARG
+#endif
 #define GRAD_TERMS 13
-
-inline float3 mi_apply(float4 r0, float4 r1, float4 r2, float4 v) {
-  return (float3)(dot(r0, v), dot(r1, v), dot(r2, v));
-}
 
 inline float bspline3(float t) {
   t = fabs(t);
@@ -49,13 +53,9 @@ inline float bspline3_derivative(float t) {
 }
 
 // The point's fixed bin, moving bin coordinate, interpolated (gradient, value) and d; 0 when it is not used.
-inline int mi_point(__global const float* fixed,
-#ifdef HAS_MASK
-                    __global const uchar* mask,
-#endif
-                    __global const float4* movgrad, int p, int fnx, int fny, int mnx, int mny, int mnz, int stride,
-                    int px, int py, float4 m0, float4 m1, float4 m2, float fmin, float finv, float mmin, float minv,
-                    int* a, float* e, float4* gm, float4* v) {
+inline int mi_point(__global const float* fixed, MASK_PARAM __global const float4* movgrad, int p, int fnx, int fny,
+                    int mnx, int mny, int mnz, int stride, int px, int py, float4 m0, float4 m1, float4 m2, float fmin,
+                    float finv, float mmin, float minv, int* a, float* e, float4* gm, float4* v) {
   const int x = stride * (p % px);
   const int q = p / px;
   const int y = stride * (q % py);
@@ -65,7 +65,7 @@ inline int mi_point(__global const float* fixed,
   if (mask[i] == 0) return 0;
 #endif
   *v = (float4)((float)x, (float)y, (float)z, 1.0f);
-  const float3 u = mi_apply(m0, m1, m2, *v);
+  const float3 u = apply_affine_rows(m0, m1, m2, *v);
   if (!(u.x >= 0.0f && u.y >= 0.0f && u.z >= 0.0f && u.x <= mnx - 1 && u.y <= mny - 1 && u.z <= mnz - 1)) return 0;
   *gm = sample_linear4_clamped(movgrad, mnx, mny, mnz, u);
   const float f = fixed[i];
@@ -88,14 +88,11 @@ inline void local_add(volatile __local float* target, float value) {
 }
 
 // NDRange: 1D, any number of groups. Without ITEM_PARTIALS `scratch` holds HIST_TERMS floats (the group's histogram).
-__kernel void mi_histogram(__global const float* fixed,
-#ifdef HAS_MASK
-                           __global const uchar* mask,
-#endif
-                           __global const float4* movgrad, const int fnx, const int fny, const int mnx, const int mny,
-                           const int mnz, const int stride, const int px, const int py, const int npoints,
-                           const float4 m0, const float4 m1, const float4 m2, const float fmin, const float finv,
-                           const float mmin, const float minv, __global float* partial, __local float* scratch) {
+__kernel void mi_histogram(__global const float* fixed, MASK_PARAM __global const float4* movgrad, const int fnx,
+                           const int fny, const int mnx, const int mny, const int mnz, const int stride, const int px,
+                           const int py, const int npoints, const float4 m0, const float4 m1, const float4 m2,
+                           const float fmin, const float finv, const float mmin, const float minv,
+                           __global float* partial, __local float* scratch) {
 #ifdef ITEM_PARTIALS
   __global float* hist = partial + (size_t)get_global_id(0) * HIST_TERMS;
   for (int t = 0; t < HIST_TERMS; ++t) hist[t] = 0.0f;
@@ -107,12 +104,8 @@ __kernel void mi_histogram(__global const float* fixed,
     int a;
     float e;
     float4 gm, v;
-    if (!mi_point(fixed,
-#ifdef HAS_MASK
-                  mask,
-#endif
-                  movgrad, p, fnx, fny, mnx, mny, mnz, stride, px, py, m0, m1, m2, fmin, finv, mmin, minv, &a, &e, &gm,
-                  &v)) {
+    if (!mi_point(fixed, MASK_ARG movgrad, p, fnx, fny, mnx, mny, mnz, stride, px, py, m0, m1, m2, fmin, finv, mmin,
+                  minv, &a, &e, &gm, &v)) {
       continue;
     }
     const int k0 = (int)floor(e);
@@ -139,34 +132,27 @@ __kernel void mi_histogram(__global const float* fixed,
 }
 
 // NDRange: 1D, any number of groups; `scratch`: one float per work-item (power-of-two work-group size).
-__kernel void mi_gradient(__global const float* fixed,
-#ifdef HAS_MASK
-                          __global const uchar* mask,
-#endif
-                          __global const float4* movgrad, const int fnx, const int fny, const int mnx, const int mny,
-                          const int mnz, const int stride, const int px, const int py, const int npoints,
-                          const float4 m0, const float4 m1, const float4 m2, const float4 d0, const float4 d1,
-                          const float4 d2, const float fmin, const float finv, const float mmin, const float minv,
-                          __global const float* log_ratio, __global float* partial, __local float* scratch) {
+__kernel void mi_gradient(__global const float* fixed, MASK_PARAM __global const float4* movgrad, const int fnx,
+                          const int fny, const int mnx, const int mny, const int mnz, const int stride, const int px,
+                          const int py, const int npoints, const float4 m0, const float4 m1, const float4 m2,
+                          const float4 d0, const float4 d1, const float4 d2, const float fmin, const float finv,
+                          const float mmin, const float minv, __global const float* log_ratio, __global float* partial,
+                          __local float* scratch) {
   float acc[GRAD_TERMS];
   for (int t = 0; t < GRAD_TERMS; ++t) acc[t] = 0.0f;
   for (int p = get_global_id(0); p < npoints; p += get_global_size(0)) {
     int a;
     float e;
     float4 gm, v;
-    if (!mi_point(fixed,
-#ifdef HAS_MASK
-                  mask,
-#endif
-                  movgrad, p, fnx, fny, mnx, mny, mnz, stride, px, py, m0, m1, m2, fmin, finv, mmin, minv, &a, &e, &gm,
-                  &v)) {
+    if (!mi_point(fixed, MASK_ARG movgrad, p, fnx, fny, mnx, mny, mnz, stride, px, py, m0, m1, m2, fmin, finv, mmin,
+                  minv, &a, &e, &gm, &v)) {
       continue;
     }
     const int k0 = (int)floor(e);
     float q = 0.0f;
     for (int k = k0 - 1; k <= k0 + 2; ++k) q += bspline3_derivative(e - (float)k) * log_ratio[a * BINS + k];
     const float3 g = q * gm.xyz;
-    const float3 d = mi_apply(d0, d1, d2, v);
+    const float3 d = apply_affine_rows(d0, d1, d2, v);
     acc[0] += g.x * d.x;
     acc[1] += g.x * d.y;
     acc[2] += g.x * d.z;

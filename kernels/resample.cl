@@ -1,8 +1,8 @@
 // Resampling an image onto another grid through a chain of spatial transforms (docs/algorithms/registration.md).
 // The chain is applied to points: each voxel v of the output (reference) grid starts at its world position A_ref v
-// (world_positions), every transform of the chain maps it on (affine_positions: p <- T p; field_positions: p <- p + u(p)
-// with u a displacement field), and the input image is then sampled at B p, B = A_in^-1 (sample_positions). 4D inputs
-// reuse the positions for every volume.
+// (world_positions), every transform of the chain maps it on (affine_positions: p <- T p; field_positions: p <- p +
+// u(p) with u a displacement field), and the input image is then sampled at B p, B = A_in^-1 (sample_positions). 4D
+// inputs reuse the positions for every volume.
 //
 // Memory layout: `pos` holds a float4 per output voxel, (x, y, z world mm, 0), x fastest; volumes are float, x fastest,
 // the input volume starting at element `in_offset`, the output volume at `out_offset`. A displacement field is three
@@ -15,17 +15,13 @@
 #define INTERP 1
 #endif
 
-inline float3 affine3(float4 r0, float4 r1, float4 r2, float4 v) {
-  return (float3)(dot(r0, v), dot(r1, v), dot(r2, v));
-}
-
 // pos[i] = A v for output voxel v = (x, y, z). NDRange: 1D over the output voxels.
 __kernel void world_positions(__global float4* pos, const int nx, const int ny, const int nz, const float4 a0,
                               const float4 a1, const float4 a2) {
   const size_t i = get_global_id(0);
   if (i >= (size_t)nx * ny * nz) return;
   const float4 v = (float4)((float)(i % nx), (float)((i / nx) % ny), (float)(i / ((size_t)nx * ny)), 1.0f);
-  pos[i] = (float4)(affine3(a0, a1, a2, v), 0.0f);
+  pos[i] = (float4)(apply_affine_rows(a0, a1, a2, v), 0.0f);
 }
 
 // pos[i] <- T pos[i]. NDRange: 1D over `count` positions.
@@ -34,7 +30,7 @@ __kernel void affine_positions(__global float4* pos, const ulong count, const fl
   const size_t i = get_global_id(0);
   if (i >= count) return;
   const float4 p = (float4)(pos[i].xyz, 1.0f);
-  pos[i] = (float4)(affine3(t0, t1, t2, p), 0.0f);
+  pos[i] = (float4)(apply_affine_rows(t0, t1, t2, p), 0.0f);
 }
 
 // pos[i] <- pos[i] + u(W pos[i]), u interpolated trilinearly on the field's grid (W: world -> field voxel), 0 where the
@@ -44,11 +40,12 @@ __kernel void field_positions(__global float4* pos, const ulong count, __global 
   const size_t i = get_global_id(0);
   if (i >= count) return;
   const float3 p = pos[i].xyz;
-  const float3 u = affine3(w0, w1, w2, (float4)(p, 1.0f));
+  const float3 u = apply_affine_rows(w0, w1, w2, (float4)(p, 1.0f));
   if (!sampling_inside(u, nx, ny, nz)) return;
   const size_t n = (size_t)nx * ny * nz;
-  const float3 d = (float3)(sample_linear_clamped(field, nx, ny, nz, u), sample_linear_clamped(field + n, nx, ny, nz, u),
-                            sample_linear_clamped(field + 2 * n, nx, ny, nz, u));
+  const float3 d =
+      (float3)(sample_linear_clamped(field, nx, ny, nz, u), sample_linear_clamped(field + n, nx, ny, nz, u),
+               sample_linear_clamped(field + 2 * n, nx, ny, nz, u));
   pos[i] = (float4)(p + d, 0.0f);
 }
 
@@ -60,7 +57,7 @@ __kernel void sample_positions(__global const float* in, const ulong in_offset, 
   const size_t i = get_global_id(0);
   if (i >= count) return;
   in += in_offset;
-  const float3 u = affine3(b0, b1, b2, (float4)(pos[i].xyz, 1.0f));
+  const float3 u = apply_affine_rows(b0, b1, b2, (float4)(pos[i].xyz, 1.0f));
   float value = outside;
   if (sampling_inside(u, nx, ny, nz)) {
 #if INTERP == 0

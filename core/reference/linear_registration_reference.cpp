@@ -48,40 +48,49 @@ Eigen::Vector4d trilinear4(const std::vector<Eigen::Vector4d>& volume, const std
   return sum;
 }
 
-LinearSums linear_sums(const Image& fixed, const Image& moving, std::optional<std::span<const uint8_t>> mask,
-                       int stride, const Eigen::Matrix4d& transform, const Eigen::Vector3d& centre, double scale,
-                       double offset) {
+void for_each_sample_point(
+    const Image& fixed, const Image& moving, std::optional<std::span<const uint8_t>> mask, int stride,
+    const Eigen::Matrix4d& transform,
+    const std::function<void(const Eigen::Vector3d& world, size_t fixed_index, const Eigen::Vector4d& gm)>& visit) {
   const std::vector<Eigen::Vector4d> movgrad = gradient_and_value(moving);
   const auto& fd = fixed.header().dims;
   const auto& md = moving.header().dims;
   const Eigen::Matrix4d to_moving = moving.header().affine.inverse() * transform;
-  LinearSums sums;
   for (int64_t z = 0; z < fd[2]; z += stride) {
     for (int64_t y = 0; y < fd[1]; y += stride) {
       for (int64_t x = 0; x < fd[0]; x += stride) {
-        if (mask && (*mask)[static_cast<size_t>((z * fd[1] + y) * fd[0] + x)] == 0) continue;
+        const auto index = static_cast<size_t>((z * fd[1] + y) * fd[0] + x);
+        if (mask && (*mask)[index] == 0) continue;
         const Eigen::Vector4d world =
             fixed.header().affine *
             Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y), static_cast<double>(z), 1.0);
         const Eigen::Vector3d u = (to_moving * world).head<3>();
         bool inside = true;
         for (int a = 0; a < 3; ++a) inside = inside && u[a] >= 0.0 && u[a] <= static_cast<double>(md[a] - 1);
-        if (!inside) continue;
-        const Eigen::Vector4d gm = trilinear4(movgrad, md, u);
-        const Eigen::Vector3d g = scale * gm.head<3>();
-        const Eigen::Vector3d d = world.head<3>() - centre;
-        Eigen::Matrix<double, kLinearSumParams, 1> j;
-        for (int r = 0; r < 3; ++r) {
-          for (int c = 0; c < 3; ++c) j[3 * r + c] = g[r] * d[c];
-        }
-        j.segment<3>(9) = g;
-        j[12] = gm[3];
-        j[13] = 1.0;
-        const double f = fixed.at(x, y, z);
-        sums.add_point(j, scale * gm[3] + offset - f, f, gm[3]);
+        if (inside) visit(world.head<3>(), index, trilinear4(movgrad, md, u));
       }
     }
   }
+}
+
+LinearSums linear_sums(const Image& fixed, const Image& moving, std::optional<std::span<const uint8_t>> mask,
+                       int stride, const Eigen::Matrix4d& transform, const Eigen::Vector3d& centre, double scale,
+                       double offset) {
+  LinearSums sums;
+  for_each_sample_point(fixed, moving, mask, stride, transform,
+                        [&](const Eigen::Vector3d& world, size_t index, const Eigen::Vector4d& gm) {
+                          const Eigen::Vector3d g = scale * gm.head<3>();
+                          const Eigen::Vector3d d = world - centre;
+                          Eigen::Matrix<double, kLinearSumParams, 1> j;
+                          for (int r = 0; r < 3; ++r) {
+                            for (int c = 0; c < 3; ++c) j[3 * r + c] = g[r] * d[c];
+                          }
+                          j.segment<3>(9) = g;
+                          j[12] = gm[3];
+                          j[13] = 1.0;
+                          const double f = fixed.data()[index];
+                          sums.add_point(j, scale * gm[3] + offset - f, f, gm[3]);
+                        });
   return sums;
 }
 

@@ -9,6 +9,7 @@
 #include <Eigen/Core>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -23,6 +24,13 @@ namespace rtf::reference {
 std::vector<Eigen::Vector4d> gradient_and_value(const Image& image);
 Eigen::Vector4d trilinear4(const std::vector<Eigen::Vector4d>& volume, const std::array<int64_t, 3>& dims,
                            const Eigen::Vector3d& u);
+
+// Calls visit(world X, fixed voxel index, interpolated (gradient, value) of the moving image at T X) for every sample
+// point: fixed voxels stride * (i, j, k), inside `mask` if given, whose moving position lies within [0, n - 1].
+void for_each_sample_point(
+    const Image& fixed, const Image& moving, std::optional<std::span<const uint8_t>> mask, int stride,
+    const Eigen::Matrix4d& transform,
+    const std::function<void(const Eigen::Vector3d& world, size_t fixed_index, const Eigen::Vector4d& gm)>& visit);
 
 LinearSums linear_sums(const Image& fixed, const Image& moving, std::optional<std::span<const uint8_t>> mask,
                        int stride, const Eigen::Matrix4d& transform, const Eigen::Vector3d& centre, double scale,

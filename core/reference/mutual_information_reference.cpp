@@ -37,34 +37,19 @@ struct Sample {
 MiEvaluation mutual_information(const Image& fixed, const Image& moving, std::optional<std::span<const uint8_t>> mask,
                                 int stride, const Eigen::Matrix4d& transform, const Eigen::Vector3d& centre,
                                 const MiBinning& binning, std::vector<double>* histogram) {
-  const std::vector<Eigen::Vector4d> movgrad = gradient_and_value(moving);
-  const auto& fd = fixed.header().dims;
-  const auto& md = moving.header().dims;
-  const Eigen::Matrix4d to_moving = moving.header().affine.inverse() * transform;
   std::vector<Sample> samples;
-  for (int64_t z = 0; z < fd[2]; z += stride) {
-    for (int64_t y = 0; y < fd[1]; y += stride) {
-      for (int64_t x = 0; x < fd[0]; x += stride) {
-        if (mask && (*mask)[static_cast<size_t>((z * fd[1] + y) * fd[0] + x)] == 0) continue;
-        const Eigen::Vector4d world =
-            fixed.header().affine *
-            Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y), static_cast<double>(z), 1.0);
-        const Eigen::Vector3d u = (to_moving * world).head<3>();
-        bool inside = true;
-        for (int a = 0; a < 3; ++a) inside = inside && u[a] >= 0.0 && u[a] <= static_cast<double>(md[a] - 1);
-        if (!inside) continue;
-        const Eigen::Vector4d gm = trilinear4(movgrad, md, u);
+  for_each_sample_point(
+      fixed, moving, mask, stride, transform,
+      [&](const Eigen::Vector3d& world, size_t index, const Eigen::Vector4d& gm) {
         Sample s;
-        s.a = std::clamp(static_cast<int>(std::floor((fixed.at(x, y, z) - binning.fixed_min) * binning.fixed_inv)), 0,
+        s.a = std::clamp(static_cast<int>(std::floor((fixed.data()[index] - binning.fixed_min) * binning.fixed_inv)), 0,
                          kMiBins - 1);
         s.e =
             std::clamp(2.0 + (gm[3] - binning.moving_min) * binning.moving_inv, 2.0, static_cast<double>(kMiBins - 3));
         s.g = gm.head<3>();
-        s.d = world.head<3>() - centre;
+        s.d = world - centre;
         samples.push_back(s);
-      }
-    }
-  }
+      });
   std::vector<double> joint(static_cast<size_t>(kMiBins * kMiBins), 0.0);
   for (const Sample& s : samples) {
     const int k0 = static_cast<int>(std::floor(s.e));

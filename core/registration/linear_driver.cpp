@@ -5,6 +5,8 @@
 #include <Eigen/Geometry>
 #include <chrono>
 #include <cmath>
+#include <sstream>
+#include <stdexcept>
 
 #include "core/registration/linear_registration.hpp"
 
@@ -22,14 +24,39 @@ double mean_square(const LinearSums& s) {
 
 }  // namespace
 
-LinearRegistrationResult linear_register(const LinearSumsProvider& sums, const LinearRegistrationOptions& options,
-                                         const Eigen::Matrix4d& initial, const Eigen::Vector3d& fixed_centre,
-                                         const std::vector<int>& strides, const LinearProgress& progress) {
+std::vector<LinearLevel> parse_linear_levels(const std::string& text) {
+  std::vector<LinearLevel> levels;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    LinearLevel level;
+    char colon = 0;
+    std::stringstream field(item);
+    if (!(field >> level.spacing_mm >> colon >> level.fwhm_mm) || colon != ':' || !field.eof() ||
+        !(level.spacing_mm > 0) || !(level.fwhm_mm >= 0)) {
+      throw std::invalid_argument(
+          fmt::format("levels: expected SPACING_MM:FWHM_MM[,...] with spacing > 0, e.g. 8:8,4:4,2:2; got '{}'", item));
+    }
+    levels.push_back(level);
+  }
+  if (levels.empty()) throw std::invalid_argument("levels: no level given");
+  return levels;
+}
+
+AffineParameterisation start_parameterisation(const LinearRegistrationOptions& options, const Eigen::Matrix4d& initial,
+                                              const Eigen::Vector3d& fixed_centre) {
   check_dof(options.dof);
   AffineParameterisation param;
   param.dof = options.dof;
   param.start = initial;
   param.centre = (initial * fixed_centre.homogeneous()).head<3>();
+  return param;
+}
+
+LinearRegistrationResult linear_register(const LinearSumsProvider& sums, const LinearRegistrationOptions& options,
+                                         const Eigen::Matrix4d& initial, const Eigen::Vector3d& fixed_centre,
+                                         const std::vector<int>& strides, const LinearProgress& progress) {
+  const AffineParameterisation param = start_parameterisation(options, initial, fixed_centre);
   const int k = options.dof;
   Eigen::VectorXd p = Eigen::VectorXd::Zero(k);
   LinearRegistrationResult result;

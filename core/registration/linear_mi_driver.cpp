@@ -19,11 +19,7 @@ constexpr int kMaxHalvings = 10;
 LinearRegistrationResult linear_register_mi(const MiProvider& mi, const LinearRegistrationOptions& options,
                                             const Eigen::Matrix4d& initial, const Eigen::Vector3d& fixed_centre,
                                             const std::vector<int>& strides, const LinearProgress& progress) {
-  check_dof(options.dof);
-  AffineParameterisation param;
-  param.dof = options.dof;
-  param.start = initial;
-  param.centre = (initial * fixed_centre.homogeneous()).head<3>();
+  const AffineParameterisation param = start_parameterisation(options, initial, fixed_centre);
   const int k = options.dof;
   // The driver minimises f = -MI over z = p / scales (a unit step in z moves points by about 1 mm).
   const Eigen::VectorXd scales = parameter_scales(k, options.radius_mm);

@@ -5,6 +5,7 @@
 
 #include <Eigen/LU>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -79,6 +80,14 @@ CheckedVolume checked_volume(const Image& image, const char* what,
 
 }  // namespace
 
+// Where one evaluation samples: the fixed grid's lattice at the level's stride, and the matrices taking its voxels to
+// moving voxel coordinates and to X - c (world mm), as float4 rows.
+struct SampleGeometry {
+  int stride = 1, px = 1, py = 1, npoints = 0;
+  int fnx = 0, fny = 0, fnz = 0, mnx = 0, mny = 0, mnz = 0;
+  std::array<cl_float4, 3> to_moving{}, to_d{};
+};
+
 struct LinearRegistration::State {
   Device* device = nullptr;
   LinearRegistrationOptions options;
@@ -98,6 +107,31 @@ struct LinearRegistration::State {
   std::vector<int> strides;
   int prepared = -1;
   size_t groups = 1, group_size = 1;
+
+  SampleGeometry geometry(int level, const Eigen::Matrix4d& transform, const Eigen::Vector3d& fixed_centre) const {
+    SampleGeometry g;
+    g.stride = strides.at(static_cast<size_t>(level));
+    const auto& fd = fixed_grid.dims;
+    const auto& md = moving_grid.dims;
+    g.px = static_cast<int>((fd[0] + g.stride - 1) / g.stride);
+    g.py = static_cast<int>((fd[1] + g.stride - 1) / g.stride);
+    g.npoints = g.px * g.py * static_cast<int>((fd[2] + g.stride - 1) / g.stride);
+    g.fnx = static_cast<int>(fd[0]);
+    g.fny = static_cast<int>(fd[1]);
+    g.fnz = static_cast<int>(fd[2]);
+    g.mnx = static_cast<int>(md[0]);
+    g.mny = static_cast<int>(md[1]);
+    g.mnz = static_cast<int>(md[2]);
+    const Eigen::Matrix<double, 3, 4> to_moving =
+        (moving_grid.affine.inverse() * transform * fixed_grid.affine).topRows<3>();
+    Eigen::Matrix<double, 3, 4> to_d = fixed_grid.affine.topRows<3>();
+    to_d.col(3) -= fixed_centre;
+    for (int r = 0; r < 3; ++r) {
+      g.to_moving[static_cast<size_t>(r)] = row(to_moving, r);
+      g.to_d[static_cast<size_t>(r)] = row(to_d, r);
+    }
+    return g;
+  }
 };
 
 LinearRegistration::LinearRegistration(Device& device, const Image& fixed, const Image& moving,
@@ -236,27 +270,16 @@ void LinearRegistration::prepare_level(int level) {
 LinearSums LinearRegistration::sums(int level, const Eigen::Matrix4d& transform, double scale, double offset) {
   prepare_level(level);
   State& s = *state_;
-  const int stride = s.strides.at(static_cast<size_t>(level));
-  const auto& fd = s.fixed_grid.dims;
-  const auto& md = s.moving_grid.dims;
-  const int px = static_cast<int>((fd[0] + stride - 1) / stride), py = static_cast<int>((fd[1] + stride - 1) / stride),
-            pz = static_cast<int>((fd[2] + stride - 1) / stride);
-  const int npoints = px * py * pz;
-  const Eigen::Matrix<double, 3, 4> to_moving =
-      (s.moving_grid.affine.inverse() * transform * s.fixed_grid.affine).topRows<3>();
-  Eigen::Matrix<double, 3, 4> to_d = s.fixed_grid.affine.topRows<3>();
-  to_d.col(3) -= fixed_centre_;
+  const SampleGeometry g = s.geometry(level, transform, fixed_centre_);
   const LocalMemory scratch{s.group_size * sizeof(float)};
-  const int fnx = static_cast<int>(fd[0]), fny = static_cast<int>(fd[1]), fnz = static_cast<int>(fd[2]);
-  const int mnx = static_cast<int>(md[0]), mny = static_cast<int>(md[1]), mnz = static_cast<int>(md[2]);
   const auto fs = static_cast<float>(scale), fo = static_cast<float>(offset);
   if (s.mask) {
-    set_args(s.sums_kernel, s.fixed_level, *s.mask, s.movgrad, fnx, fny, fnz, mnx, mny, mnz, stride, px, py, npoints,
-             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), fs, fo,
+    set_args(s.sums_kernel, s.fixed_level, *s.mask, s.movgrad, g.fnx, g.fny, g.fnz, g.mnx, g.mny, g.mnz, g.stride, g.px,
+             g.py, g.npoints, g.to_moving[0], g.to_moving[1], g.to_moving[2], g.to_d[0], g.to_d[1], g.to_d[2], fs, fo,
              s.partial, scratch);
   } else {
-    set_args(s.sums_kernel, s.fixed_level, s.movgrad, fnx, fny, fnz, mnx, mny, mnz, stride, px, py, npoints,
-             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), fs, fo,
+    set_args(s.sums_kernel, s.fixed_level, s.movgrad, g.fnx, g.fny, g.fnz, g.mnx, g.mny, g.mnz, g.stride, g.px, g.py,
+             g.npoints, g.to_moving[0], g.to_moving[1], g.to_moving[2], g.to_d[0], g.to_d[1], g.to_d[2], fs, fo,
              s.partial, scratch);
   }
   cl_command_queue q = s.device->queue();
@@ -277,30 +300,19 @@ MiEvaluation LinearRegistration::mutual_information(int level, const Eigen::Matr
   State& s = *state_;
   if (s.options.cost != LinearCost::kMi) throw std::logic_error("registration: not set up for the MI cost");
   prepare_level(level);
-  const int stride = s.strides.at(static_cast<size_t>(level));
-  const auto& fd = s.fixed_grid.dims;
-  const auto& md = s.moving_grid.dims;
-  const int px = static_cast<int>((fd[0] + stride - 1) / stride), py = static_cast<int>((fd[1] + stride - 1) / stride),
-            pz = static_cast<int>((fd[2] + stride - 1) / stride);
-  const int npoints = px * py * pz;
-  const Eigen::Matrix<double, 3, 4> to_moving =
-      (s.moving_grid.affine.inverse() * transform * s.fixed_grid.affine).topRows<3>();
-  Eigen::Matrix<double, 3, 4> to_d = s.fixed_grid.affine.topRows<3>();
-  to_d.col(3) -= fixed_centre_;
-  const int fnx = static_cast<int>(fd[0]), fny = static_cast<int>(fd[1]);
-  const int mnx = static_cast<int>(md[0]), mny = static_cast<int>(md[1]), mnz = static_cast<int>(md[2]);
+  const SampleGeometry g = s.geometry(level, transform, fixed_centre_);
   const auto fmin = static_cast<float>(s.binning.fixed_min), finv = static_cast<float>(s.binning.fixed_inv),
              mmin = static_cast<float>(s.binning.moving_min), minv = static_cast<float>(s.binning.moving_inv);
   cl_command_queue q = s.device->queue();
   const bool cpu = s.group_size == 1;
   const LocalMemory hist_scratch{(cpu ? 1 : kMiHistogramTerms) * sizeof(float)};
   if (s.mask) {
-    set_args(s.mi_histogram_kernel, s.fixed_level, *s.mask, s.movgrad, fnx, fny, mnx, mny, mnz, stride, px, py, npoints,
-             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), fmin, finv, mmin, minv, s.mi_partial,
-             hist_scratch);
+    set_args(s.mi_histogram_kernel, s.fixed_level, *s.mask, s.movgrad, g.fnx, g.fny, g.mnx, g.mny, g.mnz, g.stride,
+             g.px, g.py, g.npoints, g.to_moving[0], g.to_moving[1], g.to_moving[2], fmin, finv, mmin, minv,
+             s.mi_partial, hist_scratch);
   } else {
-    set_args(s.mi_histogram_kernel, s.fixed_level, s.movgrad, fnx, fny, mnx, mny, mnz, stride, px, py, npoints,
-             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), fmin, finv, mmin, minv, s.mi_partial,
+    set_args(s.mi_histogram_kernel, s.fixed_level, s.movgrad, g.fnx, g.fny, g.mnx, g.mny, g.mnz, g.stride, g.px, g.py,
+             g.npoints, g.to_moving[0], g.to_moving[1], g.to_moving[2], fmin, finv, mmin, minv, s.mi_partial,
              hist_scratch);
   }
   launch<1>(q, s.mi_histogram_kernel, {s.groups * s.group_size}, {s.group_size}, {}, EventMode::kNone);
@@ -318,13 +330,13 @@ MiEvaluation LinearRegistration::mutual_information(int level, const Eigen::Matr
   s.mi_log_ratio.write(q, table);
   const LocalMemory scratch{s.group_size * sizeof(float)};
   if (s.mask) {
-    set_args(s.mi_gradient_kernel, s.fixed_level, *s.mask, s.movgrad, fnx, fny, mnx, mny, mnz, stride, px, py, npoints,
-             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), fmin,
+    set_args(s.mi_gradient_kernel, s.fixed_level, *s.mask, s.movgrad, g.fnx, g.fny, g.mnx, g.mny, g.mnz, g.stride, g.px,
+             g.py, g.npoints, g.to_moving[0], g.to_moving[1], g.to_moving[2], g.to_d[0], g.to_d[1], g.to_d[2], fmin,
              finv, mmin, minv, s.mi_log_ratio, s.mi_partial, scratch);
   } else {
-    set_args(s.mi_gradient_kernel, s.fixed_level, s.movgrad, fnx, fny, mnx, mny, mnz, stride, px, py, npoints,
-             row(to_moving, 0), row(to_moving, 1), row(to_moving, 2), row(to_d, 0), row(to_d, 1), row(to_d, 2), fmin,
-             finv, mmin, minv, s.mi_log_ratio, s.mi_partial, scratch);
+    set_args(s.mi_gradient_kernel, s.fixed_level, s.movgrad, g.fnx, g.fny, g.mnx, g.mny, g.mnz, g.stride, g.px, g.py,
+             g.npoints, g.to_moving[0], g.to_moving[1], g.to_moving[2], g.to_d[0], g.to_d[1], g.to_d[2], fmin, finv,
+             mmin, minv, s.mi_log_ratio, s.mi_partial, scratch);
   }
   launch<1>(q, s.mi_gradient_kernel, {s.groups * s.group_size}, {s.group_size}, {}, EventMode::kNone);
   set_args(s.mi_reduce_gradient, s.mi_partial, static_cast<int>(s.groups), s.mi_gradient);

@@ -65,6 +65,14 @@ struct LinearRegistrationResult {
   std::string failure;  // why it failed (too little overlap, singular system); empty on success
 };
 
+// Levels from "SPACING:FWHM,SPACING:FWHM,..." (mm), e.g. "8:8,4:4,2:2". Throws std::invalid_argument naming the bad
+// item (spacing must be > 0, FWHM >= 0).
+std::vector<LinearLevel> parse_linear_levels(const std::string& text);
+
+// The parameterisation the drivers refine: `dof` parameters about the point where `initial` puts the fixed centre.
+AffineParameterisation start_parameterisation(const LinearRegistrationOptions& options, const Eigen::Matrix4d& initial,
+                                              const Eigen::Vector3d& fixed_centre);
+
 // Sums of one iteration at `level` for the fixed -> moving `transform` and intensity scale and offset.
 using LinearSumsProvider =
     std::function<LinearSums(int level, const Eigen::Matrix4d& transform, double scale, double offset)>;

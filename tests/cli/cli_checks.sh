@@ -13,28 +13,8 @@ if [[ ! -f "$BOLD" ]]; then
   exit 77
 fi
 rm -rf "$WORK" && mkdir -p "$WORK"
-failures=0
-pass() { echo "ok: $1"; }
-fail() { echo "FAIL: $1"; failures=$((failures + 1)); }
-
-# expect_ok NAME PATTERN CMD...: exit 0 and output matching PATTERN
-expect_ok() {
-  local name=$1 pattern=$2
-  shift 2
-  local out
-  out=$("$@" 2>&1)
-  local rc=$?
-  if [[ $rc -eq 0 && "$out" =~ $pattern ]]; then pass "$name"; else fail "$name (rc=$rc): $out"; fi
-}
-# expect_error NAME PATTERN CMD...: exit 1..125 (not a signal) and output matching PATTERN
-expect_error() {
-  local name=$1 pattern=$2
-  shift 2
-  local out
-  out=$("$@" 2>&1)
-  local rc=$?
-  if [[ $rc -ge 1 && $rc -lt 126 && "$out" =~ $pattern ]]; then pass "$name"; else fail "$name (rc=$rc): $out"; fi
-}
+# shellcheck source=check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 expect_ok "devices lists a selected device" '\*' "$RTFMRI" devices
 expect_ok "info reads real BOLD" '10 x 10 x 18 x 40' "$RTFMRI" info "$BOLD"

@@ -16,25 +16,8 @@ if [[ ! -f "$BRAIN" || ! -f "$AAL" ]]; then
   exit 77
 fi
 rm -rf "$WORK" && mkdir -p "$WORK"
-failures=0
-pass() { echo "ok: $1"; }
-fail() { echo "FAIL: $1"; failures=$((failures + 1)); }
-expect_ok() {
-  local name=$1 pattern=$2
-  shift 2
-  local out
-  out=$("$@" 2>&1)
-  local rc=$?
-  if [[ $rc -eq 0 && "$out" =~ $pattern ]]; then pass "$name"; else fail "$name (rc=$rc): $out"; fi
-}
-expect_error() {
-  local name=$1 pattern=$2
-  shift 2
-  local out
-  out=$("$@" 2>&1)
-  local rc=$?
-  if [[ $rc -ge 1 && $rc -lt 126 && "$out" =~ $pattern ]]; then pass "$name"; else fail "$name (rc=$rc): $out"; fi
-}
+# shellcheck source=check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 # A rigid transform in LPS, as ITK writes it: 4 degrees about z and 3 about x (cos/sin below), translation (3, -4, 2).
 cat >"$WORK/truth.txt" <<'ITK'

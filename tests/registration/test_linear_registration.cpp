@@ -16,34 +16,20 @@
 #include "core/registration/linear_registration.hpp"
 #include "core/registration/resample.hpp"
 #include "tests/support/data_paths.hpp"
+#include "tests/support/registration_fixtures.hpp"
 #include "tests/support/synthetic_volumes.hpp"
 #include "tests/support/test_device.hpp"
 
 namespace rtf {
 namespace {
 
-ImageHeader grid(std::array<int64_t, 3> dims, std::array<double, 3> voxel, const Eigen::Matrix3d& rotation,
-                 const Eigen::Vector3d& centre) {
-  ImageHeader h;
-  h.dims = dims;
-  h.voxel_mm = voxel;
-  h.affine.topLeftCorner<3, 3>() = rotation * Eigen::Vector3d(voxel[0], voxel[1], voxel[2]).asDiagonal();
-  const Eigen::Vector3d mid(0.5 * static_cast<double>(dims[0] - 1), 0.5 * static_cast<double>(dims[1] - 1),
-                            0.5 * static_cast<double>(dims[2] - 1));
-  h.affine.topRightCorner<3, 1>() = centre - h.affine.topLeftCorner<3, 3>() * mid;
-  return h;
-}
-
-Eigen::Matrix3d rotation(double angle, const Eigen::Vector3d& axis) {
-  return Eigen::AngleAxisd(angle, axis.normalized()).toRotationMatrix();
-}
-
 void expect_sums_match(bool use_mask, int stride, uint32_t seed) {
   SCOPED_TRACE(::testing::Message() << "seed " << seed << " mask " << use_mask << " stride " << stride);
   const ImageHeader fixed_grid = test::oblique_header({23, 19, 15});
-  const ImageHeader moving_grid = grid({21, 25, 13}, {2.5, 2.0, 3.5}, rotation(-0.3, {1, 2, -1}), {1.0, -2.0, 0.5});
+  const ImageHeader moving_grid =
+      test::centred_grid({21, 25, 13}, {2.5, 2.0, 3.5}, test::rotation_about(-0.3, {1, 2, -1}), {1.0, -2.0, 0.5});
   Eigen::Matrix4d truth = Eigen::Matrix4d::Identity();
-  truth.topLeftCorner<3, 3>() = rotation(0.05, {0, 1, 1}) * Eigen::Vector3d(1.04, 0.97, 1.0).asDiagonal();
+  truth.topLeftCorner<3, 3>() = test::rotation_about(0.05, {0, 1, 1}) * Eigen::Vector3d(1.04, 0.97, 1.0).asDiagonal();
   truth.topRightCorner<3, 1>() = Eigen::Vector3d(1.5, -0.8, 0.6);
   const Image fixed(fixed_grid, test::blobs(fixed_grid, seed));
   const Image moving(moving_grid, test::blobs(moving_grid, seed, truth));
@@ -57,7 +43,8 @@ void expect_sums_match(bool use_mask, int stride, uint32_t seed) {
   LinearRegistration reg(test::test_device(), fixed, moving, options, mask_span);
   ASSERT_EQ(reg.stride(0), stride);
   Eigen::Matrix4d estimate = Eigen::Matrix4d::Identity();
-  estimate.topLeftCorner<3, 3>() = rotation(0.03, {1, 0, 1}) * Eigen::Vector3d(1.02, 0.99, 1.01).asDiagonal();
+  estimate.topLeftCorner<3, 3>() =
+      test::rotation_about(0.03, {1, 0, 1}) * Eigen::Vector3d(1.02, 0.99, 1.01).asDiagonal();
   estimate.topRightCorner<3, 1>() = Eigen::Vector3d(1.0, -0.5, 0.2);
   const double scale = 0.9, offset = 0.05;
   const LinearSums dev = reg.sums(0, estimate, scale, offset);
@@ -95,36 +82,15 @@ KnownPair colin_pair(const Eigen::Matrix4d& truth) {
   if (!path) return {};
   const Image colin = read_nifti(*path);
   const Eigen::Vector3d centre(0.0, -18.0, 18.0);  // near the brain's centre in MNI space
-  const ImageHeader fixed_grid = grid({61, 73, 61}, {3.0, 3.0, 3.0}, Eigen::Matrix3d::Identity(), centre);
-  Eigen::Matrix3d flipped = rotation(0.35, {1, -1, 2});
+  const ImageHeader fixed_grid = test::centred_grid({61, 73, 61}, {3.0, 3.0, 3.0}, Eigen::Matrix3d::Identity(), centre);
+  Eigen::Matrix3d flipped = test::rotation_about(0.35, {1, -1, 2});
   flipped.col(0) *= -1.0;  // a left-right flipped (radiological) grid
-  const ImageHeader moving_grid = grid({80, 88, 72}, {2.5, 2.5, 2.5}, flipped, centre + Eigen::Vector3d(4, -6, 3));
+  const ImageHeader moving_grid =
+      test::centred_grid({80, 88, 72}, {2.5, 2.5, 2.5}, flipped, centre + Eigen::Vector3d(4, -6, 3));
   KnownPair pair;
   pair.fixed = resample(test::test_device(), colin, fixed_grid, {}, ResampleInterpolation::kLinear);
   pair.moving = resample(test::test_device(), colin, moving_grid, {truth.inverse()}, ResampleInterpolation::kLinear);
   return pair;
-}
-
-// Largest and mean distance between truth X and estimate X over the fixed image's brain voxels.
-std::pair<double, double> errors_in_brain(const Image& fixed, const Eigen::Matrix4d& truth,
-                                          const Eigen::Matrix4d& estimate) {
-  double worst = 0.0, sum = 0.0;
-  int64_t n = 0;
-  for (int64_t z = 0; z < fixed.nz(); ++z) {
-    for (int64_t y = 0; y < fixed.ny(); ++y) {
-      for (int64_t x = 0; x < fixed.nx(); ++x) {
-        if (!(fixed.at(x, y, z) > 0.0f)) continue;
-        const Eigen::Vector4d world =
-            fixed.header().affine *
-            Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y), static_cast<double>(z), 1.0);
-        const double e = ((truth - estimate) * world).head<3>().norm();
-        worst = std::max(worst, e);
-        sum += e;
-        ++n;
-      }
-    }
-  }
-  return {worst, n > 0 ? sum / static_cast<double>(n) : 0.0};
 }
 
 void expect_recovers(int dof, const Eigen::Matrix4d& truth) {
@@ -136,7 +102,7 @@ void expect_recovers(int dof, const Eigen::Matrix4d& truth) {
   LinearRegistration reg(test::test_device(), pair.fixed, pair.moving, options);
   const LinearRegistrationResult result = reg.run(centre_of_mass_alignment(pair.fixed, pair.moving));
   ASSERT_TRUE(result.failure.empty()) << result.failure;
-  const auto [worst, mean] = errors_in_brain(pair.fixed, truth, result.transform);
+  const auto [worst, mean] = test::errors_in_brain(pair.fixed, truth, result.transform);
   std::printf("dof %d: NCC %.4f -> %.4f, %d iterations, error in brain mean %.3f mm, max %.3f mm\n", dof,
               result.initial_ncc, result.ncc, result.iterations, mean, worst);
   EXPECT_GT(result.ncc, 0.98);
@@ -155,17 +121,17 @@ Eigen::Matrix4d about(const Eigen::Matrix3d& linear, const Eigen::Vector3d& tran
 }
 
 TEST(LinearRegistration, RecoversARigidTransformOfARealBrain) {
-  const Eigen::Matrix3d r = rotation(0.14, {0.4, -0.6, 1.0});  // 8 degrees
+  const Eigen::Matrix3d r = test::rotation_about(0.14, {0.4, -0.6, 1.0});  // 8 degrees
   expect_recovers(6, about(r, {6.0, -8.0, 5.0}, {0, -18, 18}));
 }
 
 TEST(LinearRegistration, RecoversScalesWithNineParameters) {
-  const Eigen::Matrix3d r = rotation(0.1, {-0.2, 0.5, 1.0});
+  const Eigen::Matrix3d r = test::rotation_about(0.1, {-0.2, 0.5, 1.0});
   expect_recovers(9, about(r * Eigen::Vector3d(1.08, 0.94, 1.04).asDiagonal(), {-4.0, 5.0, -3.0}, {0, -18, 18}));
 }
 
 TEST(LinearRegistration, RecoversAGeneralAffineWithTwelveParameters) {
-  Eigen::Matrix3d a = rotation(0.12, {1.0, 0.3, -0.4}) * Eigen::Vector3d(1.06, 0.95, 1.03).asDiagonal();
+  Eigen::Matrix3d a = test::rotation_about(0.12, {1.0, 0.3, -0.4}) * Eigen::Vector3d(1.06, 0.95, 1.03).asDiagonal();
   a(0, 1) += 0.05;
   a(2, 0) -= 0.04;
   expect_recovers(12, about(a, {5.0, 3.0, -6.0}, {0, -18, 18}));

@@ -18,27 +18,12 @@
 #include "core/registration/linear_registration.hpp"
 #include "core/registration/resample.hpp"
 #include "tests/support/data_paths.hpp"
+#include "tests/support/registration_fixtures.hpp"
 #include "tests/support/synthetic_volumes.hpp"
 #include "tests/support/test_device.hpp"
 
 namespace rtf {
 namespace {
-
-ImageHeader grid(std::array<int64_t, 3> dims, std::array<double, 3> voxel, const Eigen::Matrix3d& rotation,
-                 const Eigen::Vector3d& centre) {
-  ImageHeader h;
-  h.dims = dims;
-  h.voxel_mm = voxel;
-  h.affine.topLeftCorner<3, 3>() = rotation * Eigen::Vector3d(voxel[0], voxel[1], voxel[2]).asDiagonal();
-  const Eigen::Vector3d mid(0.5 * static_cast<double>(dims[0] - 1), 0.5 * static_cast<double>(dims[1] - 1),
-                            0.5 * static_cast<double>(dims[2] - 1));
-  h.affine.topRightCorner<3, 1>() = centre - h.affine.topLeftCorner<3, 3>() * mid;
-  return h;
-}
-
-Eigen::Matrix3d rotation(double angle, const Eigen::Vector3d& axis) {
-  return Eigen::AngleAxisd(angle, axis.normalized()).toRotationMatrix();
-}
 
 struct BlobPair {
   Image fixed, moving;
@@ -47,9 +32,10 @@ struct BlobPair {
 
 BlobPair blob_pair(uint32_t seed) {
   const ImageHeader fixed_grid = test::oblique_header({25, 21, 17});
-  const ImageHeader moving_grid = grid({23, 27, 15}, {2.5, 2.0, 3.5}, rotation(-0.3, {1, 2, -1}), {1.0, -2.0, 0.5});
+  const ImageHeader moving_grid =
+      test::centred_grid({23, 27, 15}, {2.5, 2.0, 3.5}, test::rotation_about(-0.3, {1, 2, -1}), {1.0, -2.0, 0.5});
   Eigen::Matrix4d truth = Eigen::Matrix4d::Identity();
-  truth.topLeftCorner<3, 3>() = rotation(0.05, {0, 1, 1});
+  truth.topLeftCorner<3, 3>() = test::rotation_about(0.05, {0, 1, 1});
   truth.topRightCorner<3, 1>() = Eigen::Vector3d(1.5, -0.8, 0.6);
   BlobPair pair{
       Image(fixed_grid, test::blobs(fixed_grid, seed)), Image(moving_grid, test::blobs(moving_grid, seed, truth)), {}};
@@ -62,7 +48,7 @@ BlobPair blob_pair(uint32_t seed) {
 
 Eigen::Matrix4d estimate() {
   Eigen::Matrix4d t = Eigen::Matrix4d::Identity();
-  t.topLeftCorner<3, 3>() = rotation(0.03, {1, 0, 1}) * Eigen::Vector3d(1.02, 0.99, 1.01).asDiagonal();
+  t.topLeftCorner<3, 3>() = test::rotation_about(0.03, {1, 0, 1}) * Eigen::Vector3d(1.02, 0.99, 1.01).asDiagonal();
   t.topRightCorner<3, 1>() = Eigen::Vector3d(1.0, -0.5, 0.2);
   return t;
 }
@@ -155,10 +141,12 @@ CrossModalPair cross_modal_pair(const Eigen::Matrix4d& truth) {
   if (!path) return {};
   const Image colin = read_nifti(*path);
   const Eigen::Vector3d centre(0.0, -18.0, 18.0);
-  const ImageHeader fixed_grid = grid({91, 109, 91}, {2.0, 2.0, 2.0}, Eigen::Matrix3d::Identity(), centre);
-  Eigen::Matrix3d flipped = rotation(0.3, {1, 1, -2});
+  const ImageHeader fixed_grid =
+      test::centred_grid({91, 109, 91}, {2.0, 2.0, 2.0}, Eigen::Matrix3d::Identity(), centre);
+  Eigen::Matrix3d flipped = test::rotation_about(0.3, {1, 1, -2});
   flipped.col(0) *= -1.0;
-  const ImageHeader moving_grid = grid({64, 72, 56}, {3.0, 3.0, 3.0}, flipped, centre + Eigen::Vector3d(-3, 5, 2));
+  const ImageHeader moving_grid =
+      test::centred_grid({64, 72, 56}, {3.0, 3.0, 3.0}, flipped, centre + Eigen::Vector3d(-3, 5, 2));
   CrossModalPair pair;
   pair.fixed = resample(test::test_device(), colin, fixed_grid, {}, ResampleInterpolation::kLinear);
   pair.moving = resample(test::test_device(), colin, moving_grid, {truth.inverse()}, ResampleInterpolation::kLinear);
@@ -168,31 +156,10 @@ CrossModalPair cross_modal_pair(const Eigen::Matrix4d& truth) {
   return pair;
 }
 
-std::pair<double, double> errors_in_brain(const Image& fixed, const Eigen::Matrix4d& truth,
-                                          const Eigen::Matrix4d& estimate) {
-  double worst = 0.0, sum = 0.0;
-  int64_t n = 0;
-  for (int64_t z = 0; z < fixed.nz(); ++z) {
-    for (int64_t y = 0; y < fixed.ny(); ++y) {
-      for (int64_t x = 0; x < fixed.nx(); ++x) {
-        if (!(fixed.at(x, y, z) > 0.0f)) continue;
-        const Eigen::Vector4d world =
-            fixed.header().affine *
-            Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y), static_cast<double>(z), 1.0);
-        const double e = ((truth - estimate) * world).head<3>().norm();
-        worst = std::max(worst, e);
-        sum += e;
-        ++n;
-      }
-    }
-  }
-  return {worst, n > 0 ? sum / static_cast<double>(n) : 0.0};
-}
-
 TEST(MutualInformation, RecoversARigidTransformAcrossContrasts) {
   Eigen::Matrix4d truth = Eigen::Matrix4d::Identity();
   const Eigen::Vector3d c(0, -18, 18);
-  truth.topLeftCorner<3, 3>() = rotation(0.1, {0.5, -1.0, 0.3});  // 5.7 degrees
+  truth.topLeftCorner<3, 3>() = test::rotation_about(0.1, {0.5, -1.0, 0.3});  // 5.7 degrees
   truth.topRightCorner<3, 1>() = c + Eigen::Vector3d(-5.0, 4.0, 6.0) - truth.topLeftCorner<3, 3>() * c;
   const CrossModalPair pair = cross_modal_pair(truth);
   if (pair.fixed.data().empty()) GTEST_SKIP() << test::missing_installed_data("mricron/ch2bet.nii.gz");
@@ -204,7 +171,7 @@ TEST(MutualInformation, RecoversARigidTransformAcrossContrasts) {
     options.levels = {{8.0, 8.0}, {4.0, 4.0}, {2.0, 2.0}};
     LinearRegistration reg(test::test_device(), pair.fixed, pair.moving, options);
     const LinearRegistrationResult result = reg.run(start);
-    const auto [worst, mean] = errors_in_brain(pair.fixed, truth, result.transform);
+    const auto [worst, mean] = test::errors_in_brain(pair.fixed, truth, result.transform);
     const bool mi = cost == LinearCost::kMi;
     std::printf("%s: %d iterations, error in brain mean %.3f mm, max %.3f mm%s\n", mi ? "MI" : "NCC", result.iterations,
                 mean, worst, result.failure.empty() ? "" : (" (" + result.failure + ")").c_str());
