@@ -66,7 +66,8 @@ Eigen::Matrix4d inverse_affine(const Eigen::Matrix4d& affine, std::string_view w
 }
 
 Image resample(Device& device, const Image& input, const ImageHeader& reference,
-               const std::vector<SpatialTransform>& chain, ResampleInterpolation interpolation, float outside) {
+               const std::vector<SpatialTransform>& chain, ResampleInterpolation interpolation, float outside,
+               const std::function<void(int64_t done, int64_t total)>& progress) {
   const Eigen::Matrix4d to_input_voxel = inverse_affine(input.header().affine, "resample: the input image");
   inverse_affine(reference.affine, "resample: the reference grid");
   for (size_t i = 0; i < chain.size(); ++i) {
@@ -128,6 +129,7 @@ Image resample(Device& device, const Image& input, const ImageHeader& reference,
              matrix_row(to_input_voxel, 0), matrix_row(to_input_voxel, 1), matrix_row(to_input_voxel, 2), outside);
     launch<1>(q, sample, {count}, {kGroup}, {}, EventMode::kNone);
     out_volume.read(q, out.volume(t));
+    if (progress) progress(t + 1, input.nt());
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -30,7 +31,9 @@ Eigen::Matrix4d inverse_affine(const Eigen::Matrix4d& affine, std::string_view w
 // `input` resampled onto `reference`'s grid (its dims and affine; the output keeps `input`'s volumes and TR), sampled
 // at chain[n-1](...chain[0](A_ref v)...). Points outside the input get `outside`. Throws std::invalid_argument for a
 // non-invertible affine in the chain or either image, or a field that is not three volumes.
+// `progress(done, total)` (optional) is called after each volume.
 Image resample(Device& device, const Image& input, const ImageHeader& reference,
-               const std::vector<SpatialTransform>& chain, ResampleInterpolation interpolation, float outside = 0.0f);
+               const std::vector<SpatialTransform>& chain, ResampleInterpolation interpolation, float outside = 0.0f,
+               const std::function<void(int64_t done, int64_t total)>& progress = {});
 
 }  // namespace rtf
