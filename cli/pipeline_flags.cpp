@@ -32,6 +32,10 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
   cmd.add_option("--glm-window", v.glm_window, "Sliding-window GLM length in volumes (0: off)")->capture_default_str();
   cmd.add_option("--cca-window", v.cca_window, "Sliding-window CCA length in volumes")->capture_default_str();
   cmd.add_option("--atlas", v.atlas, "ROI x ROI atlas: aal, a label NIfTI, or '' (off)")->capture_default_str();
+  cmd.add_option("--atlas-transform", v.atlas_transform,
+                 "ITK affine from the atlas's template space to the EPI's (rtfmri register EPI TEMPLATE --cost mi's "
+                 "PREFIX_affine.txt): the atlas is pulled onto the EPI grid through its inverse")
+      ->check(CLI::ExistingFile);
   cmd.add_option("--feedback-roi", f.feedback_roi, "Feedback ROI as a sphere: x,y,z[,radius] in world mm");
   cmd.add_option("--baseline", v.baseline_condition, "Baseline condition of the events (default: rest)");
   cmd.add_option("--results-pub", v.results_pub, "ZeroMQ PUB endpoint of the per-TR results ('' off)")
@@ -70,6 +74,7 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   if (given("--glm-window")) c.glm_window = o.glm_window;
   if (given("--cca-window")) c.cca_window = o.cca_window;
   if (given("--atlas")) c.atlas = o.atlas;
+  if (given("--atlas-transform")) c.atlas_transform = o.atlas_transform;
   if (given("--feedback-roi")) {
     double x = 0, y = 0, z = 0, r = 8;
     if (std::sscanf(f.feedback_roi.c_str(), "%lf,%lf,%lf,%lf", &x, &y, &z, &r) < 3) {

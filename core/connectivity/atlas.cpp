@@ -115,10 +115,12 @@ LabelAtlas read_aal(const std::filesystem::path& data_dir) {
   return read_atlas(data_dir / kAalImage, data_dir / kAalNames);
 }
 
-Image resample_labels_nearest(const Image& labels, const ImageHeader& grid) {
+Image resample_labels_nearest(const Image& labels, const ImageHeader& grid,
+                              const Eigen::Matrix4d& grid_to_atlas_world) {
   const ImageHeader& a = labels.header();
   if (a.num_volumes != 1) throw std::invalid_argument("atlas: resampling needs a 3D label image");
-  const Eigen::Matrix4d to_atlas = checked_inverse(a.affine, "label image's") * grid.affine;
+  checked_inverse(grid_to_atlas_world, "grid -> atlas transform's");
+  const Eigen::Matrix4d to_atlas = checked_inverse(a.affine, "label image's") * grid_to_atlas_world * grid.affine;
   checked_inverse(grid.affine, "EPI grid's");
   ImageHeader out_header = grid;
   out_header.num_volumes = 1;
@@ -156,7 +158,8 @@ std::vector<std::string> RoiSet::missing() const {
   return names;
 }
 
-RoiSet rois_on_grid(const LabelAtlas& atlas, const ImageHeader& grid, AtlasPlacement placement) {
+RoiSet rois_on_grid(const LabelAtlas& atlas, const ImageHeader& grid, AtlasPlacement placement,
+                    const Eigen::Matrix4d& grid_to_atlas_world) {
   if (atlas.regions.empty()) throw std::invalid_argument("atlas: no regions");
   const ImageHeader& lh = atlas.labels.header();
   if (placement == AtlasPlacement::kSameGrid && !(lh.same_grid(grid) && lh.num_volumes == 1)) {
@@ -165,8 +168,9 @@ RoiSet rois_on_grid(const LabelAtlas& atlas, const ImageHeader& grid, AtlasPlace
         "(AtlasPlacement::kResample) or supply labels on the EPI grid",
         lh.dims[0], lh.dims[1], lh.dims[2], grid.dims[0], grid.dims[1], grid.dims[2]));
   }
-  const Image resampled =
-      placement == AtlasPlacement::kSameGrid ? Image() : resample_labels_nearest(atlas.labels, grid);
+  const Image resampled = placement == AtlasPlacement::kSameGrid
+                              ? Image()
+                              : resample_labels_nearest(atlas.labels, grid, grid_to_atlas_world);
   const std::vector<float>& labels = placement == AtlasPlacement::kSameGrid ? atlas.labels.data() : resampled.data();
 
   std::unordered_map<int32_t, int32_t> index_of;

@@ -57,7 +57,10 @@ LabelAtlas read_aal(const std::filesystem::path& data_dir);
 
 // The labels looked up at every voxel of `grid` (nearest neighbour, as described above): a 3D image on `grid`.
 // Throws std::invalid_argument when either affine is not invertible or `labels` is not 3D.
-Image resample_labels_nearest(const Image& labels, const ImageHeader& grid);
+// `grid_to_atlas_world` (optional) maps the grid's world positions into the atlas's world first (e.g. the inverse of a
+// template -> EPI registration, for an atlas in template space and an EPI in scanner space).
+Image resample_labels_nearest(const Image& labels, const ImageHeader& grid,
+                              const Eigen::Matrix4d& grid_to_atlas_world = Eigen::Matrix4d::Identity());
 
 // Regions of an atlas on an EPI grid.
 struct RoiSet {
@@ -80,6 +83,7 @@ enum class AtlasPlacement {
 // as a warning with their names; their rows of every connectivity matrix are NaN. Throws std::invalid_argument for a
 // label image on another grid under kSameGrid, or an atlas without regions.
 RoiSet rois_on_grid(const LabelAtlas& atlas, const ImageHeader& grid,
-                    AtlasPlacement placement = AtlasPlacement::kResample);
+                    AtlasPlacement placement = AtlasPlacement::kResample,
+                    const Eigen::Matrix4d& grid_to_atlas_world = Eigen::Matrix4d::Identity());
 
 }  // namespace rtf

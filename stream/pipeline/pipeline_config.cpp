@@ -194,6 +194,8 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   if (c.atlas != "aal") c.atlas = resolve(base_dir, c.atlas);
   conn.read("atlas_names", c.atlas_names);
   c.atlas_names = resolve(base_dir, c.atlas_names);
+  conn.read("atlas_transform", c.atlas_transform);
+  c.atlas_transform = resolve(base_dir, c.atlas_transform);
   conn.read("window", c.connectivity_window);
   if (const toml::node* n = conn.find("seed")) c.seed = conn.roi(*n, "seed", base_dir);
   conn.finish();

@@ -62,6 +62,9 @@ struct PipelineConfig {
   // [connectivity]
   std::string atlas = "aal";  // "aal" (from the data directory), a label NIfTI, or "" (off)
   std::string atlas_names;    // names file for a label NIfTI atlas
+  // ITK affine mapping the atlas's (template's) space to the EPI's (rtfmri register EPI TEMPLATE's PREFIX_affine.txt):
+  // the atlas, and ROIs named by atlas region, are pulled onto the EPI grid through its inverse. "" = same space.
+  std::string atlas_transform;
   int64_t connectivity_window = 30;
   std::optional<RoiSpec> seed;
   // [feedback]

@@ -15,6 +15,8 @@
 #include "core/design/contrast.hpp"
 #include "core/device/cl_error.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/registration/itk_transform.hpp"
+#include "core/registration/resample.hpp"
 
 namespace rtf::stream {
 
@@ -209,7 +211,26 @@ void RunPipeline::setup_connectivity() {
               : read_atlas(config_.atlas, config_.atlas_names.empty()
                                               ? std::nullopt
                                               : std::optional<std::filesystem::path>(config_.atlas_names));
-      const RoiSet rois = rois_on_grid(atlas, grid_);
+      // An atlas in template space reaches a scanner-space EPI through the inverse of the template -> EPI transform.
+      Eigen::Matrix4d to_atlas = Eigen::Matrix4d::Identity();
+      if (!config_.atlas_transform.empty()) {
+        to_atlas = inverse_affine(read_itk_affine(config_.atlas_transform), config_.atlas_transform);
+      }
+      const RoiSet rois = rois_on_grid(atlas, grid_, AtlasPlacement::kResample, to_atlas);
+      if (!config_.atlas_transform.empty()) {
+        // The ROIs as the run sees them, for checking and for viewers: the atlas label per voxel, 0 outside.
+        std::vector<float> labels(rois.roi_of_voxel.size(), 0.0f);
+        for (size_t v = 0; v < labels.size(); ++v) {
+          const int32_t roi = rois.roi_of_voxel[v];
+          if (roi >= 0) labels[v] = static_cast<float>(rois.regions[static_cast<size_t>(roi)].label);
+        }
+        ImageHeader h = grid_;
+        h.num_volumes = 1;
+        h.tr_s = 0.0;
+        write_nifti(run_dir_ / "atlas_in_epi.nii.gz", Image(h, std::move(labels)), DataType::kInt16);
+        spdlog::info("run {}: atlas pulled onto the EPI through {} ({} of {} regions present)", run_,
+                     config_.atlas_transform, rois.present(), rois.size());
+      }
       if (rois.present() < 2) throw std::invalid_argument("fewer than two atlas regions on this grid");
       atlas_ = std::make_unique<RoiCorrelation>(device_, rois, config_.ring, o);
       std::vector<std::string> names;

@@ -116,6 +116,29 @@ TEST(AtlasResample, NearestNeighbourThroughTheAffines) {
   ImageHeader singular = eh;
   singular.affine(2, 2) = 0.0;
   EXPECT_THROW(resample_labels_nearest(labels, singular), std::invalid_argument);
+  EXPECT_THROW(resample_labels_nearest(labels, eh, singular.affine), std::invalid_argument);
+}
+
+TEST(AtlasResample, ThroughATemplateToEpiTransform) {
+  // An EPI grid whose world is the atlas's moved by T (a rotation and a shift): without the transform the labels land
+  // elsewhere; through T^-1 every EPI voxel takes exactly the label of the atlas voxel it came from.
+  ImageHeader ah;
+  ah.dims = {14, 12, 10};
+  ah.voxel_mm = {2, 2, 2};
+  ah.affine << 2, 0, 0, -13, 0, 2, 0, -11, 0, 0, 2, -9, 0, 0, 0, 1;
+  Image labels(ah);
+  for (size_t v = 0; v < labels.data().size(); ++v) labels.data()[v] = static_cast<float>(1 + v % 97);
+  Eigen::Matrix4d t = Eigen::Matrix4d::Identity();  // template -> EPI: 90 degrees about z, then (3, -4, 5) mm
+  t.topLeftCorner<3, 3>() << 0, -1, 0, 1, 0, 0, 0, 0, 1;
+  t.topRightCorner<3, 1>() << 3, -4, 5;
+  ImageHeader eh = ah;
+  eh.affine = t * ah.affine;  // EPI voxel v sits where T puts atlas voxel v
+  const Image pulled = resample_labels_nearest(labels, eh, t.inverse());
+  EXPECT_EQ(pulled.data(), labels.data());
+  const Image naive = resample_labels_nearest(labels, eh);
+  EXPECT_NE(naive.data(), labels.data());
+  const RoiSet rois = rois_on_grid(make_atlas(labels), eh, AtlasPlacement::kResample, t.inverse());
+  EXPECT_EQ(rois.present(), 97);
 }
 
 TEST(AtlasRois, CountsMissingRegionsAndTheSameGridRule) {

@@ -60,6 +60,9 @@ feedback_udp = ["127.0.0.1:7000"]
   EXPECT_EQ(c.events, "/base/events.tsv");
   EXPECT_EQ(c.warm, "64x64x33@3");  // a grid spec stays as it is; a file name is relative to the session file
   EXPECT_EQ(parse_pipeline_config("[run]\nwarm = \"runs/bold.nii.gz\"\n", "/base").warm, "/base/runs/bold.nii.gz");
+  EXPECT_EQ(
+      parse_pipeline_config("[connectivity]\natlas_transform = \"epi2mni_affine.txt\"\n", "/base").atlas_transform,
+      "/base/epi2mni_affine.txt");
   EXPECT_EQ(c.motion_reference, "5");
   EXPECT_EQ(c.contrasts.size(), 2u);
   EXPECT_TRUE(c.atlas.empty());
