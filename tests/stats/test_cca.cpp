@@ -9,6 +9,7 @@
 #include <Eigen/LU>
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <numbers>
@@ -30,6 +31,11 @@ namespace {
 // sample, forms unit-diagonal correlation matrices and solves each filter subset in float32. Measured: median ~5e-8,
 // max 5e-7 to 5e-6 per map on random data, 3.5e-6 on nitime's BOLD; 5e-5 is 10x the worst seen.
 constexpr double kRhoTolerance = 5e-5;
+// The smallest window the device accepts holds as many samples (less the mean) as the CCA has variables: its
+// correlation matrices are as ill-conditioned as they can be, and float32 rounding is amplified by their condition
+// number. Measured: one random seed in a few hundred gave 2.0e-4 at one voxel there (planar, 1 regressor, 6 samples);
+// checked against the reference with this bound, the larger windows with kRhoTolerance.
+constexpr double kRhoToleranceMinimalWindow = 2e-3;
 // Filter responses of (volume - baseline volume), differences of sd ~14, against the double explicit convolution:
 // float32 sums of at most a few hundred terms; measured max error ~2e-6.
 constexpr double kResponseTolerance = 2e-5;
@@ -125,7 +131,9 @@ class CcaTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CcaTest, LiveRingMatchesReferenceAndOfflineSeries) {
   const Case c = GetParam();
-  const uint64_t seed = std::random_device{}();
+  // RTF_TEST_SEED reproduces a failure's printed seed.
+  const uint64_t seed =
+      std::getenv("RTF_TEST_SEED") ? std::stoull(std::getenv("RTF_TEST_SEED")) : uint64_t{std::random_device{}()};
   SCOPED_TRACE("seed " + std::to_string(seed));
   const ImageHeader h = grid(c.dims, c.voxel, c.volumes);
   const Image series = random_series(h, seed);
@@ -162,7 +170,8 @@ TEST_P(CcaTest, LiveRingMatchesReferenceAndOfflineSeries) {
     const auto ref = reference_map(series, t - n + 1, n, basis, spec);
     const auto d = test::compare(map, ref);
     EXPECT_EQ(d.non_finite, 0) << "volume " << t;
-    EXPECT_LT(d.max_abs, kRhoTolerance) << "volume " << t << ": " << test::describe(d);
+    EXPECT_LT(d.max_abs, t == first ? kRhoToleranceMinimalWindow : kRhoTolerance)
+        << "volume " << t << ": " << test::describe(d);
     worst = std::max(worst, d.max_abs);
   }
   RecordProperty("max_abs_rho_error", std::to_string(worst));
