@@ -27,11 +27,11 @@ bool is_nifti(const std::string& path) {
 
 // "FILE" or ANTs' "[FILE,1]" (use the inverse); "[FILE,0]" is FILE. A .nii/.nii.gz is an ITK displacement field.
 rtf::SpatialTransform read_transform_argument(const std::string& argument) {
-  static const std::regex bracketed(R"(^\[(.+),\s*([01])\]$)");
+  static const std::regex kBracketed(R"(^\[(.+),\s*([01])\]$)");
   std::smatch match;
   std::string path = argument;
   bool inverse = false;
-  if (std::regex_match(argument, match, bracketed)) {
+  if (std::regex_match(argument, match, kBracketed)) {
     path = match[1].str();
     inverse = match[2].str() == "1";
   }

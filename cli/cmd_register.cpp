@@ -140,7 +140,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--levels", args->levels,
                   "Coarse to fine: SPACING_MM:FWHM_MM per level (sample spacing on FIXED, smoothing of both images)")
       ->capture_default_str();
-  cmd->add_option("--max-iterations", args->max_iterations, "Levenberg-Marquardt steps per level")
+  cmd->add_option("--max-iterations", args->max_iterations,
+                  "Accepted steps per level (Levenberg-Marquardt for ncc, BFGS for mi)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--interp", args->interp, "Interpolation of PREFIX_warped.nii.gz: linear, cubic or nearest")

@@ -53,7 +53,8 @@ MiEvaluation mutual_information(const Image& fixed, const Image& moving, std::op
   std::vector<double> joint(static_cast<size_t>(kMiBins * kMiBins), 0.0);
   for (const Sample& s : samples) {
     const int k0 = static_cast<int>(std::floor(s.e));
-    for (int k = k0 - 1; k <= k0 + 2; ++k) joint[static_cast<size_t>(s.a * kMiBins + k)] += bspline3(k - s.e);
+    for (int k = k0 - 1; k <= k0 + 2; ++k)
+      joint[static_cast<size_t>(s.a) * kMiBins + static_cast<size_t>(k)] += bspline3(k - s.e);
   }
   MiEvaluation result;
   result.count = static_cast<int64_t>(samples.size());
@@ -65,7 +66,7 @@ MiEvaluation mutual_information(const Image& fixed, const Image& moving, std::op
     const int k0 = static_cast<int>(std::floor(s.e));
     double q = 0.0;
     for (int k = k0 - 1; k <= k0 + 2; ++k) {
-      q += bspline3_derivative(s.e - k) * log_ratio[static_cast<size_t>(s.a * kMiBins + k)];
+      q += bspline3_derivative(s.e - k) * log_ratio[static_cast<size_t>(s.a) * kMiBins + static_cast<size_t>(k)];
     }
     for (int r = 0; r < 3; ++r) {
       for (int c = 0; c < 3; ++c) result.gradient[3 * r + c] += q * s.g[r] * s.d[c];

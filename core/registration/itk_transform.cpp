@@ -112,7 +112,7 @@ Eigen::Matrix4d read_itk_affine(const std::filesystem::path& path) {
     need(12, 3);
     Eigen::Matrix3d m;
     for (int r = 0; r < 3; ++r) {
-      for (int c = 0; c < 3; ++c) m(r, c) = params[static_cast<size_t>(3 * r + c)];
+      for (int c = 0; c < 3; ++c) m(r, c) = params[3 * static_cast<size_t>(r) + static_cast<size_t>(c)];
     }
     const Eigen::Vector3d t(params[9], params[10], params[11]);
     const Eigen::Vector3d centre(fixed[0], fixed[1], fixed[2]);
@@ -126,7 +126,7 @@ Eigen::Matrix4d read_itk_affine(const std::filesystem::path& path) {
   } else {
     throw error(path, fmt::format("transform type '{}' is not supported (affine, translation or identity, 3D)", type));
   }
-  const Eigen::Matrix4d ras = flip_lps_ras(lps);
+  Eigen::Matrix4d ras = flip_lps_ras(lps);
   try {
     inverse_affine(ras, "transform");
   } catch (const std::invalid_argument& e) {

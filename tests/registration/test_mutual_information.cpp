@@ -73,7 +73,15 @@ TEST(MutualInformation, DeviceMatchesReference) {
     EXPECT_NEAR(static_cast<double>(dev.count), static_cast<double>(cpu.count), 1e-3 * static_cast<double>(cpu.count));
     double mass = 0.0;
     for (double h : cpu_hist) mass += h;
-    for (size_t i = 0; i < cpu_hist.size(); ++i) EXPECT_NEAR(dev_hist[i], cpu_hist[i], 2e-3 * mass / 100.0) << i;
+    // Tolerance: a point whose fixed intensity lies within float rounding of a bin edge moves its whole weight (1) to
+    // the next bin (about one run in ten has such a point), so each bin may differ by two points plus float
+    // accumulation; over all bins, by at most 0.1% of the points (the count's own allowance) twice.
+    double l1 = 0.0;
+    for (size_t i = 0; i < cpu_hist.size(); ++i) {
+      EXPECT_NEAR(dev_hist[i], cpu_hist[i], 2.0 + 1e-4 * mass) << i;
+      l1 += std::abs(dev_hist[i] - cpu_hist[i]);
+    }
+    EXPECT_LT(l1, 2.0 * std::max(1.0, 1e-3 * mass) + 1e-3 * mass);
     EXPECT_GT(cpu.mi, 0.1);
     EXPECT_NEAR(dev.mi, cpu.mi, 2e-3 * cpu.mi);
     // Tolerance: float histogram and sums; relative to the gradient's norm.
