@@ -6,7 +6,7 @@
 #include "core/io/nifti_io.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "core/mask/template_mask.hpp"
-#include "sim/phantom/template_lookup.hpp"
+#include "core/io/data_lookup.hpp"
 
 namespace {
 
@@ -35,8 +35,8 @@ void run_template(const MaskArgs& args, const rtf::Image& series, rtf::Device& d
                   const rtf::cli::Stopwatch& clock) {
   std::filesystem::path head = args.template_head, brain = args.template_brain;
   if (args.template_head == "colin27") {
-    head = rtf::sim::find_installed_data("mricron/ch2.nii.gz", rtf::sim::executable_dir());
-    if (brain.empty()) brain = rtf::sim::find_installed_data("mricron/ch2bet.nii.gz", rtf::sim::executable_dir());
+    head = rtf::find_installed_data("mricron/ch2.nii.gz", rtf::executable_dir());
+    if (brain.empty()) brain = rtf::find_installed_data("mricron/ch2bet.nii.gz", rtf::executable_dir());
   } else if (brain.empty()) {
     throw std::invalid_argument("--template PATH needs --template-brain (the template's brain mask or brain image)");
   }

@@ -13,7 +13,7 @@
 #include "sim/phantom/motion_trajectory.hpp"
 #include "sim/phantom/phantom.hpp"
 #include "sim/phantom/phantom_writer.hpp"
-#include "sim/phantom/template_lookup.hpp"
+#include "core/io/data_lookup.hpp"
 
 namespace {
 
@@ -94,7 +94,7 @@ void run(PhantomCli& c) {
     s.drift_percent = 0.0;
   }
   s.template_path = c.template_path.empty()
-                        ? rtf::sim::find_installed_data(rtf::sim::kDefaultTemplate, rtf::sim::executable_dir())
+                        ? rtf::find_installed_data(rtf::kDefaultTemplate, rtf::executable_dir())
                         : std::filesystem::path(c.template_path);
 
   const rtf::sim::PhantomResult r = rtf::sim::make_phantom(s);

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "sim/phantom/template_lookup.hpp"
+#include "core/io/data_lookup.hpp"
 
 namespace rtf::cli {
 
@@ -106,7 +106,7 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   }
   if (c.data_dir.empty()) {
     try {
-      c.data_dir = sim::find_installed_data("mricron/aal.nii.gz", sim::executable_dir()).parent_path().parent_path();
+      c.data_dir = find_installed_data("mricron/aal.nii.gz", executable_dir()).parent_path().parent_path();
     } catch (const std::exception&) {
       if (c.atlas == "aal") {
         spdlog::warn("the AAL atlas is not installed (scripts/fetch-data.sh): ROI x ROI connectivity off");

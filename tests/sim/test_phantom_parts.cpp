@@ -17,7 +17,7 @@
 #include "sim/phantom/noise_model.hpp"
 #include "sim/phantom/phantom.hpp"
 #include "sim/phantom/random.hpp"
-#include "sim/phantom/template_lookup.hpp"
+#include "core/io/data_lookup.hpp"
 #include "sim/phantom/tissue_model.hpp"
 
 namespace rtf::sim {

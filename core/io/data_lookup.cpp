@@ -1,11 +1,11 @@
-// Search order for installed data used by the phantom (template), with a clear error when absent.
-#include "sim/phantom/template_lookup.hpp"
+// Search order for installed data and templates, with a clear error when absent.
+#include "core/io/data_lookup.hpp"
 
 #include <cstdlib>
 #include <stdexcept>
 #include <system_error>
 
-namespace rtf::sim {
+namespace rtf {
 
 std::vector<std::filesystem::path> data_search_paths(const std::string& relative,
                                                      const std::filesystem::path& executable_dir) {
@@ -41,4 +41,29 @@ std::filesystem::path executable_dir() {
   return exe.parent_path();
 }
 
-}  // namespace rtf::sim
+std::filesystem::path resolve_template(const std::string& name_or_path, const std::filesystem::path& executable_dir) {
+  if (name_or_path == "colin27") return find_installed_data("mricron/ch2bet.nii.gz", executable_dir);
+  if (name_or_path == "colin27-head") return find_installed_data("mricron/ch2.nii.gz", executable_dir);
+  std::error_code ec;
+  if (name_or_path == "mni152") {
+    const std::string file = "MNI152_T1_1mm_brain.nii.gz";
+    std::vector<std::filesystem::path> paths;
+    if (const char* fsl = std::getenv("FSLDIR"); fsl != nullptr && *fsl != '\0') {
+      paths.push_back(std::filesystem::path(fsl) / "data" / "standard" / file);
+    }
+    for (const auto& p : data_search_paths("templates/" + file, executable_dir)) paths.push_back(p);
+    std::string searched;
+    for (const auto& p : paths) {
+      if (std::filesystem::is_regular_file(p, ec)) return p;
+      searched += (searched.empty() ? "" : ", ") + p.string();
+    }
+    throw std::runtime_error("template mni152 (" + file + ") not found (looked in: " + searched +
+                             "); it ships with FSL (set FSLDIR) and is not in Debian: pass its path instead, or use "
+                             "--template colin27 (Colin27 in MNI space, Debian's mricron-data)");
+  }
+  if (std::filesystem::is_regular_file(name_or_path, ec)) return name_or_path;
+  throw std::runtime_error("template '" + name_or_path +
+                           "' is neither colin27, colin27-head, mni152 nor an existing file");
+}
+
+}  // namespace rtf
