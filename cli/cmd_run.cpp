@@ -86,6 +86,7 @@ void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& gl
   using namespace rtf::stream;
   const PipelineConfig c = rtf::cli::pipeline_config_from(o.pipeline, cmd);
   validate(c);
+  check_registration_inputs(c);  // a missing T1 or template fails now, before anything is bound or written
   std::optional<rtf::ImageHeader> warm;
   if (!c.warm.empty() && !o.no_device) warm = warm_grid(c.warm);  // a bad spec fails before binding
   IngestOptions ingest;

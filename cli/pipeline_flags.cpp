@@ -36,7 +36,24 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
                  "ITK affine from the atlas's template space to the EPI's (rtfmri register EPI TEMPLATE --cost mi's "
                  "PREFIX_affine.txt): the atlas is pulled onto the EPI grid through its inverse")
       ->check(CLI::ExistingFile);
-  cmd.add_option("--feedback-roi", f.feedback_roi, "Feedback ROI as a sphere: x,y,z[,radius] in world mm");
+  cmd.add_option("--t1", v.t1,
+                 "The subject's T1 (3D NIfTI): each run's reference EPI is registered to it (rigid, MI) and the T1 "
+                 "normalised to --template at server start; the atlas and template-space ROIs are pulled onto the "
+                 "EPI ([registration] t1; docs/live.md)")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--template", v.template_name,
+                 "Template of the atlas and ROIs: colin27, colin27-head, mni152 or a NIfTI; without --t1 the EPI is "
+                 "registered to it directly (12 dof, MI) ([registration] template)");
+  cmd.add_option("--normalization", v.normalization,
+                 "PREFIX of an earlier `rtfmri normalize T1 --out PREFIX` (PREFIX_affine.txt, "
+                 "PREFIX_inverse_warp.nii.gz): used instead of normalising --t1 live ([registration] normalization)");
+  cmd.add_flag("--registration-affine-only", f.no_warp,
+               "Normalise --t1 to the template with the affine only, no non-linear step ([registration] warp = false)");
+  cmd.add_option("--feedback-roi", f.feedback_roi, "Feedback ROI as a sphere: x,y,z[,radius] in mm (see --roi-space)");
+  cmd.add_option("--roi-space", f.roi_space,
+                 "Space of --feedback-roi's centre: template (MNI; the default with --t1/--template/--normalization) "
+                 "or epi (the EPI's world coordinates; the default otherwise)")
+      ->check(CLI::IsMember({"template", "epi"}));
   cmd.add_option("--baseline", v.baseline_condition, "Baseline condition of the events (default: rest)");
   cmd.add_option("--results-pub", v.results_pub, "ZeroMQ PUB endpoint of the per-TR results ('' off)")
       ->capture_default_str();
@@ -75,6 +92,10 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   if (given("--cca-window")) c.cca_window = o.cca_window;
   if (given("--atlas")) c.atlas = o.atlas;
   if (given("--atlas-transform")) c.atlas_transform = o.atlas_transform;
+  if (given("--t1")) c.t1 = o.t1;
+  if (given("--template")) c.template_name = o.template_name;
+  if (given("--normalization")) c.normalization = o.normalization;
+  if (f.no_warp) c.normalization_warp = false;
   if (given("--feedback-roi")) {
     double x = 0, y = 0, z = 0, r = 8;
     if (std::sscanf(f.feedback_roi.c_str(), "%lf,%lf,%lf,%lf", &x, &y, &z, &r) < 3) {
@@ -84,6 +105,8 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
     roi.name = "roi";
     roi.sphere_mm = std::array<double, 3>{x, y, z};
     roi.radius_mm = r;
+    if (f.roi_space == "template") roi.space = stream::RoiSpace::kTemplate;
+    if (f.roi_space == "epi") roi.space = stream::RoiSpace::kEpi;
     c.feedback_rois = {roi};
   }
   if (given("--baseline")) c.baseline_condition = o.baseline_condition;

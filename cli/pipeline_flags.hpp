@@ -14,6 +14,8 @@ struct PipelineFlags {
   std::string config_file;
   stream::PipelineConfig values;  // the flags' values (applied only where given)
   std::string feedback_roi;       // "x,y,z[,radius]"
+  std::string roi_space;          // of --feedback-roi: template | epi ("": the default, RoiSpace::kAuto)
+  bool no_warp = false;           // --registration-affine-only
   bool no_motion = false;
   bool no_outputs = false;
 };

@@ -51,10 +51,15 @@ nlohmann::json feedback_json(const TrResult& r, const IngestLatency& latency, in
     j["status"] = std::string(feedback_status_name(r.feedback->status));
     j["condition"] = std::string(volume_condition_name(r.feedback->condition));
     if (!r.feedback->reason.empty()) j["reason"] = r.feedback->reason;
+  } else if (r.feedback_waits_for_rois) {
+    j["feedback"] = nullptr;
+    j["status"] = "rois-" + r.roi_status;  // rois-pending | rois-failed
+    j["reason"] = r.roi_reason;
   } else {
     j["feedback"] = nullptr;
     j["status"] = "off";
   }
+  if (!r.roi_status.empty()) j["roi_status"] = r.roi_status;
   if (r.motion) {
     const auto& p = r.motion->params;
     j["motion"] = {p.translation_mm[0], p.translation_mm[1], p.translation_mm[2],
@@ -127,6 +132,10 @@ nlohmann::json result_header(const TrResult& r, const IngestLatency& latency, in
   }
   if (r.conditions && !r.conditions->empty()) header["conditions"] = *r.conditions;
   if (r.regions && !r.connectivity.empty()) header["regions"] = *r.regions;
+  if (r.roi_labels) {
+    header["roi_labels"] = {
+        {"version", r.roi_labels->version}, {"names", r.roi_labels->names}, {"in_this_message", r.roi_labels_frame}};
+  }
   header["device"] = device;
   header["counters"] = {{"received", counts.received}, {"analysed", counts.analysed},     {"skipped", counts.skipped},
                         {"dropped", counts.dropped},   {"duplicates", counts.duplicates}, {"missing", counts.missing}};
@@ -150,6 +159,7 @@ void LiveOutputs::publish(const TrResult& r, IngestLatency& latency, int64_t ski
   if (!r.connectivity.empty()) {
     frames.push_back(frame("connectivity", r.connectivity, {r.rois_in_atlas, r.rois_in_atlas}));
   }
+  if (r.roi_labels && r.roi_labels_frame) add("roi_labels", r.roi_labels->bits);
   publisher_->publish(std::move(header), frames);
   latency.published_ns = now_ns();
 }

@@ -27,7 +27,9 @@ LiveStage::LiveStage(Device& device, PipelineConfig config, DropOldestQueue<Acce
       session_dir_(std::move(session_dir)),
       outputs_(outputs),
       observer_(std::move(observer)),
-      device_label_(device.info().label()) {}
+      device_label_(device.info().label()) {
+  if (config_.registration()) subject_space_ = std::make_unique<SubjectSpaceSetup>(device, config_, session_dir_);
+}
 
 LiveStage::~LiveStage() = default;
 
@@ -51,7 +53,8 @@ RunPipeline& LiveStage::pipeline_for(const LiveVolume& v) {
   if (!pipeline_ || pipeline_->run() != v.run || pipeline_->grid().dims != grid.dims) {
     pipeline_.reset();  // finishes the previous run (its final maps)
     first_volume_ = FirstVolume{now_ns(), device_.programs().stats()};
-    pipeline_ = std::make_unique<RunPipeline>(device_, config_, grid, v.run, session_dir_ / "runs" / v.run);
+    pipeline_ = std::make_unique<RunPipeline>(device_, config_, grid, v.run, session_dir_ / "runs" / v.run,
+                                              subject_space_.get(), wait_for_rois_);
     runs_.fetch_add(1);
   }
   return *pipeline_;

@@ -56,7 +56,8 @@ struct LiveStageCounters {
 
 class LiveStage {
  public:
-  // `outputs` may be null (no outputs). `observer`, if set, sees every result after it was sent (tests, replay).
+  // `outputs` may be null (no outputs). `observer`, if set, sees every result after it was sent (tests, replay). With
+  // [registration], the subject-space set-up starts here (server start: the T1's normalisation begins at once).
   LiveStage(Device& device, PipelineConfig config, DropOldestQueue<AcceptedVolume>& queue, LatencyLog& log,
             std::filesystem::path session_dir, LiveOutputs* outputs,
             std::function<void(const TrResult&)> observer = nullptr);
@@ -70,6 +71,12 @@ class LiveStage {
 
   // Finishes the current run (its final maps); the next volume starts a new RunPipeline.
   void finish_run();
+
+  // With [registration]: the worker that places each run's subject-space ROIs (null without).
+  SubjectSpaceSetup* subject_space() { return subject_space_.get(); }
+  // Replay: each run waits for its subject-space ROIs on the reference volume, so that every volume after it is
+  // analysed with them (live runs go on and install them when they are ready).
+  void set_wait_for_rois(bool wait) { wait_for_rois_ = wait; }
 
   // Extra time spent per analysed volume (tests: make processing slower than the data).
   void set_injected_delay(std::chrono::milliseconds delay) { delay_ = delay; }
@@ -93,6 +100,8 @@ class LiveStage {
   std::filesystem::path session_dir_;
   LiveOutputs* outputs_;
   std::function<void(const TrResult&)> observer_;
+  std::unique_ptr<SubjectSpaceSetup> subject_space_;  // before pipeline_: outlives it
+  bool wait_for_rois_ = false;
   std::unique_ptr<RunPipeline> pipeline_;
   // Set when a run's pipeline is built; reported (once) when its first volume has been analysed: how long the set-up
   // and the first volume took and how many kernel programs had to be built for them.

@@ -9,6 +9,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/io/data_lookup.hpp"
+#include "core/registration/linear_registration.hpp"
+#include "core/registration/nonlinear_registration.hpp"
+#include "core/registration/subject_space.hpp"
 #include "stream/pipeline/warm_up.hpp"
 
 namespace rtf::stream {
@@ -74,9 +78,19 @@ class Section {
     s.read("mask", r.mask);
     if (!r.mask.empty()) r.mask = (base / r.mask).string();
     s.read("atlas", r.atlas_region);
+    std::string space;
+    s.read("space", space);
     s.finish();
     const int kinds = (r.sphere_mm ? 1 : 0) + (r.mask.empty() ? 0 : 1) + (r.atlas_region.empty() ? 0 : 1);
     if (kinds != 1) fail(key.c_str(), "exactly one of sphere_mm, mask or atlas");
+    if (space == "template") {
+      r.space = RoiSpace::kTemplate;
+    } else if (space == "epi") {
+      r.space = RoiSpace::kEpi;
+    } else if (!space.empty()) {
+      s.fail("space", "\"template\" or \"epi\"");
+    }
+    if (!space.empty() && !r.atlas_region.empty()) s.fail("space", "left out for an atlas region (the atlas's space)");
     if (r.name.empty()) r.name = r.atlas_region.empty() ? key : r.atlas_region;
     return r;
   }
@@ -135,12 +149,12 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
     throw std::invalid_argument(fmt::format("config: line {}: {}", e.source().begin.line, e.description()));
   }
   PipelineConfig c;
-  std::set<std::string> sections{"server", "run",          "motion",   "smoothing", "glm",
-                                 "cca",    "connectivity", "feedback", "outputs"};
+  std::set<std::string> sections{"server", "run", "registration", "motion",   "smoothing",
+                                 "glm",    "cca", "connectivity", "feedback", "outputs"};
   for (auto&& [k, v] : root) {
     if (!sections.count(std::string(k.str())) || !v.is_table()) {
       throw std::invalid_argument(
-          fmt::format("config: unknown section '{}' (sections: server, run, motion, smoothing, "
+          fmt::format("config: unknown section '{}' (sections: server, run, registration, motion, smoothing, "
                       "glm, cca, connectivity, feedback, outputs)",
                       k.str()));
     }
@@ -165,10 +179,23 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   run.read("warm", c.warm);
   if (!is_grid_spec(c.warm)) c.warm = resolve(base_dir, c.warm);
   run.finish();
+  Section reg(table("registration"), "registration");
+  reg.read("t1", c.t1);
+  c.t1 = resolve(base_dir, c.t1);
+  reg.read("template", c.template_name);
+  if (!c.template_name.empty() && c.template_name.find('/') != std::string::npos) {
+    c.template_name = resolve(base_dir, c.template_name);  // a path (names have no '/')
+  }
+  reg.read("normalization", c.normalization);
+  c.normalization = resolve(base_dir, c.normalization);
+  reg.read("warp", c.normalization_warp);
+  reg.read("epi_levels", c.epi_levels);
+  reg.read("warp_levels", c.normalization_levels);
+  reg.finish();
   Section motion(table("motion"), "motion");
   motion.read("enabled", c.motion);
   motion.read("reference", c.motion_reference);
-  if (c.motion_reference.find_first_not_of("0123456789") != std::string::npos) {
+  if (!motion_reference_is_index(c.motion_reference)) {
     c.motion_reference = resolve(base_dir, c.motion_reference);
   }
   motion.finish();
@@ -275,6 +302,52 @@ void validate(const PipelineConfig& c) {
   require(c.volumes == 0 || !c.events.empty() || !c.feedback, "[run] volumes without events: give [run] events");
   if (c.feedback && c.feedback_mode != FeedbackMode::kRoiPsc) {
     require(c.feedback_rois.size() == 2, "[feedback] differential and connectivity modes need two rois");
+  }
+  require(c.normalization.empty() || !c.t1.empty(),
+          "[registration] normalization (T1 -> template) needs the T1 it was computed from: give [registration] t1");
+  require(!c.registration() || c.atlas_transform.empty(),
+          "[connectivity] atlas_transform and [registration] both place the atlas: give one of them");
+  try {
+    if (!c.epi_levels.empty()) parse_linear_levels(c.epi_levels);
+    if (!c.normalization_levels.empty()) parse_nonlinear_levels(c.normalization_levels);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("config: [registration] {}", e.what()));
+  }
+}
+
+bool motion_reference_is_index(const std::string& reference) {
+  return reference.find_first_not_of("0123456789") == std::string::npos;
+}
+
+RoiSpace PipelineConfig::space_of(const RoiSpec& roi) const {
+  if (roi.space != RoiSpace::kAuto) return roi.space;
+  return registration() ? RoiSpace::kTemplate : RoiSpace::kEpi;
+}
+
+std::filesystem::path registration_template_path(const PipelineConfig& c) {
+  const std::string name = c.template_name.empty() ? "colin27" : c.template_name;
+  if ((name == "colin27" || name == "colin27-head") && !c.data_dir.empty()) {
+    const auto path = c.data_dir / (name == "colin27" ? kDefaultTemplate : "mricron/ch2.nii.gz");
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) return path;
+  }
+  return resolve_template(name, executable_dir());
+}
+
+void check_registration_inputs(const PipelineConfig& c) {
+  if (!c.registration()) return;
+  auto checked = [](const char* key, auto&& check) {
+    try {
+      check();
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(fmt::format("config: [registration] {}: {}", key, e.what()));
+    }
+  };
+  if (!c.t1.empty()) checked("t1", [&] { check_anatomy(c.t1, "T1"); });
+  if (!c.normalization.empty()) {
+    checked("normalization", [&] { check_normalization(c.normalization); });
+  } else {
+    checked("template", [&] { check_anatomy(registration_template_path(c), "template"); });
   }
 }
 

@@ -1,7 +1,7 @@
 // PipelineConfig: everything `rtfmri run` does with a session, from one TOML file (examples/session.toml explains
-// every key) with command-line flags overriding it: the server, what a run looks like (TR, length, events), and each
-// stage (motion, smoothing, GLM, CCA, connectivity, feedback) and output (results PUB, feedback TCP, UDP).
-// docs/live.md.
+// every key) with command-line flags overriding it: the server, what a run looks like (TR, length, events), the
+// subject's anatomy for subject-space ROIs ([registration]), each stage (motion, smoothing, GLM, CCA, connectivity,
+// feedback) and output (results PUB, feedback TCP, UDP). docs/live.md.
 #pragma once
 
 #include <array>
@@ -15,13 +15,20 @@
 
 namespace rtf::stream {
 
-// A region: a sphere (world mm), a mask NIfTI on the EPI grid, or an atlas region by name.
+// Where a sphere's centre or a mask lives. kTemplate: the atlas's template (MNI) space, reached through the subject's
+// registration ([registration]) or [connectivity] atlas_transform, else taken as the EPI's world (the two are then
+// assumed to be one space). kEpi: the EPI's own world (scanner) space; a mask must then be on the EPI grid. kAuto:
+// kTemplate when [registration] is on, else kEpi (the behaviour of session files older than [registration]).
+enum class RoiSpace { kAuto, kEpi, kTemplate };
+
+// A region: a sphere (mm), a mask NIfTI, or an atlas region by name (always in the atlas's space).
 struct RoiSpec {
   std::string name;
   std::optional<std::array<double, 3>> sphere_mm;
   double radius_mm = 8.0;
   std::string mask;          // path
   std::string atlas_region;  // e.g. "Precentral_L" of the connectivity atlas
+  RoiSpace space = RoiSpace::kAuto;
 };
 
 struct PipelineConfig {
@@ -42,6 +49,16 @@ struct PipelineConfig {
   // grid such as a previous run's bold.nii.gz): the server builds every kernel before it listens (stream/pipeline/
   // warm_up.hpp), so that no TR is lost to compilation. "": the first volume's arrival builds them.
   std::string warm;
+  // [registration]: subject-space ROIs (docs/live.md). On when any of t1, template or normalization is set: the runs'
+  // reference EPI is registered to the T1 (6 dof, MI) and the T1 normalised to the template at server start, or
+  // without a T1 the EPI registered to the template (12 dof, MI); the atlas and template-space ROIs are then pulled
+  // onto each run's grid, beside the run, and ROI outputs start when they are ready.
+  std::string t1;                    // the subject's T1 (3D NIfTI)
+  std::string template_name;         // colin27 | colin27-head | mni152 | PATH; "" with registration on: colin27
+  std::string normalization;         // PREFIX of an earlier `rtfmri normalize T1 --out PREFIX` (needs t1)
+  bool normalization_warp = true;    // false: T1 -> template affine only (no non-linear step)
+  std::string epi_levels;            // "SPACING:FWHM,..." of the EPI registration; "": its default (8:8,4:4,2:2)
+  std::string normalization_levels;  // "SPACING:ITERATIONS,..." of the non-linear step; "": its default
   // [motion]
   bool motion = true;
   std::string motion_reference = "0";
@@ -82,6 +99,10 @@ struct PipelineConfig {
   std::vector<std::string> feedback_udp;             // HOST:PORT each
   // Paths in the file are relative to the file's folder; this is where data (AAL) are looked up.
   std::filesystem::path data_dir;
+
+  bool registration() const { return !t1.empty() || !template_name.empty() || !normalization.empty(); }
+  // The space a region is in, kAuto resolved.
+  RoiSpace space_of(const RoiSpec& roi) const;
 };
 
 // Every stage and output off (upload into the ring only): a base for tests, benchmarks and ingest-only servers.
@@ -93,6 +114,16 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
 
 // Throws std::invalid_argument naming the first inconsistent setting (e.g. a window larger than the ring).
 void validate(const PipelineConfig& config);
+
+// Whether [motion] reference names a volume index of each run (digits only), not a NIfTI file.
+bool motion_reference_is_index(const std::string& reference);
+
+// Throws std::invalid_argument with a clear message for [registration] inputs that cannot work, checked before any
+// socket is bound: a T1 that is missing or not 3D, a template that is neither a known name nor a file, a normalization
+// PREFIX without its files. Reads headers only.
+void check_registration_inputs(const PipelineConfig& config);
+// The template's path: colin27 (and colin27-head) from config.data_dir first, then rtf::resolve_template's places.
+std::filesystem::path registration_template_path(const PipelineConfig& config);
 
 FeedbackMode parse_feedback_mode(const std::string& name);          // roi-psc, differential, connectivity
 FeedbackProtocol parse_feedback_protocol(const std::string& name);  // continuous, intermittent

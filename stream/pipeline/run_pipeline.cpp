@@ -9,14 +9,10 @@
 #include <cmath>
 #include <fstream>
 
-#include "core/connectivity/atlas.hpp"
-#include "core/connectivity/seed.hpp"
 #include "core/connectivity/window.hpp"
 #include "core/design/contrast.hpp"
 #include "core/device/cl_error.hpp"
 #include "core/io/nifti_io.hpp"
-#include "core/registration/itk_transform.hpp"
-#include "core/registration/resample.hpp"
 
 namespace rtf::stream {
 
@@ -40,28 +36,6 @@ double design_period(const std::vector<Event>& events) {
   return (onsets.back() - onsets.front()) / static_cast<double>(onsets.size() - 1);
 }
 
-// Voxels of a region spec on the grid.
-std::vector<int32_t> roi_voxels(const RoiSpec& spec, const ImageHeader& grid, const RoiSet* atlas) {
-  if (spec.sphere_mm) {
-    const auto& c = *spec.sphere_mm;
-    return seed_from_sphere(grid, Eigen::Vector3d(c[0], c[1], c[2]), spec.radius_mm);
-  }
-  if (!spec.mask.empty()) return seed_from_mask(read_nifti(spec.mask), grid);
-  if (atlas == nullptr)
-    throw std::invalid_argument(fmt::format("ROI {}: an atlas region needs [connectivity] atlas", spec.name));
-  for (int64_t r = 0; r < atlas->size(); ++r) {
-    if (atlas->regions[static_cast<size_t>(r)].name != spec.atlas_region) continue;
-    std::vector<int32_t> v;
-    for (size_t i = 0; i < atlas->roi_of_voxel.size(); ++i) {
-      if (atlas->roi_of_voxel[i] == r) v.push_back(static_cast<int32_t>(i));
-    }
-    if (v.empty())
-      throw std::invalid_argument(fmt::format("ROI {}: the atlas region has no voxel on this grid", spec.name));
-    return v;
-  }
-  throw std::invalid_argument(fmt::format("ROI {}: no atlas region named '{}'", spec.name, spec.atlas_region));
-}
-
 void write_map(const std::filesystem::path& path, const ImageHeader& grid, std::vector<float> data) {
   ImageHeader h = grid;
   h.num_volumes = 1;
@@ -76,19 +50,21 @@ std::string number(double v) {
 }  // namespace
 
 RunPipeline::RunPipeline(Device& device, const PipelineConfig& config, const ImageHeader& grid, std::string run,
-                         std::filesystem::path run_dir)
+                         std::filesystem::path run_dir, SubjectSpaceSetup* subject_space, bool wait_for_rois)
     : device_(device),
       config_(config),
       grid_(grid),
       run_(std::move(run)),
       run_dir_(std::move(run_dir)),
       voxels_(grid.voxels_per_volume()),
-      raw_ring_(device, voxels_, config.ring) {
+      raw_ring_(device, voxels_, config.ring),
+      subject_space_(config.registration() ? subject_space : nullptr),
+      wait_for_rois_(wait_for_rois) {
   tr_s_ = config_.tr_s > 0 ? config_.tr_s : grid_.tr_s;
   std::filesystem::create_directories(run_dir_);
   if (config_.motion) {
     LiveMotionOptions m;
-    if (config_.motion_reference.find_first_not_of("0123456789") == std::string::npos) {
+    if (motion_reference_is_index(config_.motion_reference)) {
       m.reference_index = std::stoll(config_.motion_reference);
     } else {
       m.reference_image = read_nifti(config_.motion_reference);
@@ -115,8 +91,30 @@ RunPipeline::RunPipeline(Device& device, const PipelineConfig& config, const Ima
     scratch_out_ = DeviceBuffer<float>(device, n);
   }
   setup_design();
-  setup_connectivity();
-  setup_feedback();
+  if (config_.feedback && !config_.feedback_rois.empty()) {
+    feedback_log_ = std::fopen((run_dir_ / "feedback.tsv").c_str(), "we");
+    if (feedback_log_ != nullptr) {
+      std::string header = "volume\tvalue\tstatus\tcondition";
+      for (const RoiSpec& roi : config_.feedback_rois) header += "\t" + roi.name;
+      std::fputs((header + "\n").c_str(), feedback_log_);
+    }
+  }
+  if (subject_space_ != nullptr) {
+    roi_state_ = RoiState::kAwaitingReference;
+    const bool reference_image = config_.motion && !motion_reference_is_index(config_.motion_reference);
+    reference_index_ = reference_image || !config_.motion ? 0 : std::stoll(config_.motion_reference);
+    if (reference_image) {
+      // The motion reference is known before the run: its registration starts now, before the first volume.
+      subject_space_->request(run_, read_nifti(config_.motion_reference), -1, run_dir_);
+      roi_state_ = RoiState::kRequested;
+    }
+    spdlog::info(
+        "run {}: ROI outputs (atlas, seed, feedback ROIs) start when the subject-space registration of the "
+        "{} is done",
+        run_, reference_image ? "motion reference image" : fmt::format("volume {}", reference_index_));
+  } else {
+    place_unregistered_rois();
+  }
   std::string stages;
   for (const std::string& s : active_stages()) stages += (stages.empty() ? "" : ", ") + s;
   spdlog::info("run {}: {}x{}x{} voxels, TR {} s; stages: {}", run_, grid_.dims[0], grid_.dims[1], grid_.dims[2], tr_s_,
@@ -200,105 +198,6 @@ void RunPipeline::setup_design() {
   }
 }
 
-void RunPipeline::setup_connectivity() {
-  ConnectivityOptions o;
-  o.window = config_.connectivity_window;
-  if (!config_.atlas.empty()) {
-    try {
-      const LabelAtlas atlas =
-          config_.atlas == "aal"
-              ? read_aal(config_.data_dir)
-              : read_atlas(config_.atlas, config_.atlas_names.empty()
-                                              ? std::nullopt
-                                              : std::optional<std::filesystem::path>(config_.atlas_names));
-      // An atlas in template space reaches a scanner-space EPI through the inverse of the template -> EPI transform.
-      Eigen::Matrix4d to_atlas = Eigen::Matrix4d::Identity();
-      if (!config_.atlas_transform.empty()) {
-        to_atlas = inverse_affine(read_itk_affine(config_.atlas_transform), config_.atlas_transform);
-      }
-      const RoiSet rois = rois_on_grid(atlas, grid_, AtlasPlacement::kResample, to_atlas);
-      if (!config_.atlas_transform.empty()) {
-        // The ROIs as the run sees them, for checking and for viewers: the atlas label per voxel, 0 outside.
-        std::vector<float> labels(rois.roi_of_voxel.size(), 0.0f);
-        for (size_t v = 0; v < labels.size(); ++v) {
-          const int32_t roi = rois.roi_of_voxel[v];
-          if (roi >= 0) labels[v] = static_cast<float>(rois.regions[static_cast<size_t>(roi)].label);
-        }
-        ImageHeader h = grid_;
-        h.num_volumes = 1;
-        h.tr_s = 0.0;
-        write_nifti(run_dir_ / "atlas_in_epi.nii.gz", Image(h, std::move(labels)), DataType::kInt16);
-        spdlog::info("run {}: atlas pulled onto the EPI through {} ({} of {} regions present)", run_,
-                     config_.atlas_transform, rois.present(), rois.size());
-      }
-      if (rois.present() < 2) throw std::invalid_argument("fewer than two atlas regions on this grid");
-      atlas_ = std::make_unique<RoiCorrelation>(device_, rois, config_.ring, o);
-      std::vector<std::string> names;
-      for (const AtlasRegion& region : rois.regions) names.push_back(region.name);
-      regions_ = std::make_shared<const std::vector<std::string>>(std::move(names));
-    } catch (const std::exception& e) {
-      spdlog::error("run {}: ROI x ROI connectivity off: {}", run_, e.what());
-    }
-  }
-  if (config_.seed) {
-    try {
-      const auto voxels = roi_voxels(*config_.seed, grid_, atlas_ ? &atlas_->rois() : nullptr);
-      seed_ = std::make_unique<SeedCorrelation>(device_, grid_, voxels, config_.ring, o);
-    } catch (const std::exception& e) {
-      spdlog::error("run {}: seed map off: {}", run_, e.what());
-    }
-  }
-}
-
-void RunPipeline::setup_feedback() {
-  if (!config_.feedback || config_.feedback_rois.empty()) return;
-  try {
-    std::vector<int32_t> roi_of_voxel(static_cast<size_t>(voxels_), -1);
-    for (size_t r = 0; r < config_.feedback_rois.size(); ++r) {
-      const RoiSpec& spec = config_.feedback_rois[r];
-      for (int32_t v : roi_voxels(spec, grid_, atlas_ ? &atlas_->rois() : nullptr)) {
-        if (roi_of_voxel[static_cast<size_t>(v)] >= 0) {
-          throw std::invalid_argument(
-              fmt::format("feedback ROIs {} and {} overlap", spec.name,
-                          config_.feedback_rois[static_cast<size_t>(roi_of_voxel[static_cast<size_t>(v)])].name));
-        }
-        roi_of_voxel[static_cast<size_t>(v)] = static_cast<int32_t>(r);
-      }
-      feedback_roi_names_.push_back(spec.name);
-    }
-    const auto count = static_cast<int64_t>(config_.feedback_rois.size());
-    feedback_rois_ = std::make_unique<RoiTimeseries>(device_, roi_of_voxel, count, config_.ring);
-    if (config_.volumes <= 0 || events_.empty()) {
-      spdlog::warn("run {}: feedback value off (needs [run] volumes and events); ROI means are still reported", run_);
-    } else {
-      FeedbackConfig f;
-      f.mode = config_.feedback_mode;
-      f.protocol = config_.feedback_protocol;
-      f.tr_s = tr_s_;
-      f.n_volumes = config_.volumes;
-      f.n_rois = count;
-      for (int64_t r = 0; r < count; ++r) f.rois.push_back(r);
-      if (f.mode != FeedbackMode::kRoiPsc) f.rois = {0, 1};
-      f.baseline_condition = config_.baseline_condition;
-      f.hrf_delay_s = config_.hrf_delay_s;
-      f.kalman.enabled = config_.kalman;
-      f.scaling.enabled = config_.scaling;
-      f.detrend.motion_regressors = motion_ != nullptr;
-      feedback_ = std::make_unique<FeedbackRun>(f, events_);
-    }
-    feedback_log_ = std::fopen((run_dir_ / "feedback.tsv").c_str(), "we");
-    if (feedback_log_ != nullptr) {
-      std::string header = "volume\tvalue\tstatus\tcondition";
-      for (const std::string& n : feedback_roi_names_) header += "\t" + n;
-      std::fputs((header + "\n").c_str(), feedback_log_);
-    }
-  } catch (const std::exception& e) {
-    spdlog::error("run {}: feedback off: {}", run_, e.what());
-    feedback_rois_.reset();
-    feedback_.reset();
-  }
-}
-
 std::vector<std::string> RunPipeline::active_stages() const {
   std::vector<std::string> s;
   if (motion_) s.emplace_back("motion");
@@ -353,6 +252,10 @@ TrResult RunPipeline::process(int64_t index) {
       std::fflush(motion_log_);
     }
   }
+  if (subject_space_ != nullptr) {
+    guarded("subject space", r, [&] { request_subject_space(index); });
+    guarded("subject space", r, [&] { poll_subject_space(index, r); });
+  }
   const int64_t slot = raw_ring_.slot_of(index);
   const auto offset = static_cast<size_t>(slot * voxels_) * sizeof(float);
   DeviceRingBuffer* analysis = &raw_ring_;
@@ -378,6 +281,10 @@ TrResult RunPipeline::process(int64_t index) {
       motion_row[a] = r.motion->params.translation_mm[a];
       motion_row[3 + a] = r.motion->params.rotation_deg[a];
     }
+  }
+  if (subject_space_ != nullptr) {  // for a back-fill when the subject-space ROIs arrive
+    analysed_history_.push_back({index, motion_row, r.motion.has_value()});
+    if (static_cast<int64_t>(analysed_history_.size()) > config_.ring) analysed_history_.pop_front();
   }
   const bool motion_confounds = design_ && config_.glm_motion_regressors && motion_;
   const bool in_design = design_ && index < design_->x.rows();
@@ -417,6 +324,11 @@ TrResult RunPipeline::process(int64_t index) {
       std::fputs((row + "\n").c_str(), feedback_log_);
       std::fflush(feedback_log_);
     }
+  } else if (r.feedback_waits_for_rois && feedback_log_ != nullptr) {
+    std::string row = fmt::format("{}\tn/a\trois-{}\tn/a", index, r.roi_status);
+    for (size_t k = 0; k < config_.feedback_rois.size(); ++k) row += "\tn/a";
+    std::fputs((row + "\n").c_str(), feedback_log_);
+    std::fflush(feedback_log_);
   }
   return r;
 }
@@ -440,6 +352,10 @@ void RunPipeline::read_maps(TrResult& r) {
         if (design_->columns[j].kind == DesignColumn::Kind::kConfound) r.design_row[j] = motion[k++];
       }
     }
+  }
+  if (roi_labels_) {
+    r.roi_labels = roi_labels_;
+    r.roi_labels_frame = roi_label_messages_++ % kRoiLabelsEvery == 0;
   }
   auto q = device_.queue();
   const auto n = static_cast<size_t>(voxels_);

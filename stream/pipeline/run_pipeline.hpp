@@ -4,11 +4,14 @@
 // the atlas ROI x ROI matrices, the feedback ROIs' means and the neurofeedback value. Stages that cannot be set up
 // for this run (no design, an atlas that misses the grid...) are switched off with one log line; a stage that fails on
 // a volume is logged and skipped for that volume, never fatal. Nothing is allocated per TR except the result's
-// small vectors. docs/live.md.
+// small vectors. With subject-space ROIs ([registration]), the ROI stages (atlas, seed, feedback ROIs and value) start
+// when the SubjectSpaceSetup's result for the run arrives; the volumes analysed before are back-filled from the
+// device ring. docs/live.md.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -26,6 +29,8 @@
 #include "core/motion/live_motion.hpp"
 #include "core/stats/cca.hpp"
 #include "stream/pipeline/pipeline_config.hpp"
+#include "stream/pipeline/roi_placement.hpp"
+#include "stream/pipeline/subject_space_setup.hpp"
 
 namespace rtf::stream {
 
@@ -56,16 +61,30 @@ struct TrResult {
   std::vector<double> design_row;
   std::shared_ptr<const std::vector<std::string>> conditions;
   std::shared_ptr<const std::vector<std::string>> regions;
+  // Subject-space ROIs ([registration]): "pending", "ready" or "failed" (empty without [registration]), why when not
+  // ready, and whether a feedback value waits for them.
+  std::string roi_status, roi_reason;
+  bool feedback_waits_for_rois = false;
+  // The ROIs as bits on the grid (null before they are placed); `roi_labels_frame`: this TR's PUB message carries them
+  // (filled by read_maps: the first message after they are placed, then every kRoiLabelsEvery-th).
+  std::shared_ptr<const RoiLabels> roi_labels;
+  bool roi_labels_frame = false;
   // Stage completion times (steady clock ns, 0: stage off).
   int64_t motion_ns = 0, smoothed_ns = 0, stats_ns = 0, feedback_ns = 0;
   std::vector<std::string> stage_errors;  // a stage that failed on this volume: "stage: reason"
 };
 
+// A viewer that connects late, or a dropped PUB message, gets the ROI labels within this many messages.
+inline constexpr int64_t kRoiLabelsEvery = 16;
+
 class RunPipeline {
  public:
   // `grid`: the run's geometry (float volumes); `run_dir`: SESSION_DIR/runs/<run> for the per-run files.
+  // `subject_space`: with [registration], where the run's ROIs come from (null: template space is taken as the EPI's
+  // world, as the warm-up does); `wait_for_rois`: wait for them on the reference volume instead of going on without
+  // them (replay: every volume analysed with the ROIs, whatever the device's speed).
   RunPipeline(Device& device, const PipelineConfig& config, const ImageHeader& grid, std::string run,
-              std::filesystem::path run_dir);
+              std::filesystem::path run_dir, SubjectSpaceSetup* subject_space = nullptr, bool wait_for_rois = false);
   ~RunPipeline();
   RunPipeline(const RunPipeline&) = delete;
   RunPipeline& operator=(const RunPipeline&) = delete;
@@ -93,8 +112,15 @@ class RunPipeline {
 
  private:
   void setup_design();
-  void setup_connectivity();
-  void setup_feedback();
+  // The ROI stages (atlas, seed, feedback ROIs and value) from the placed regions; each that cannot start is off.
+  void install_rois(const PlacedRois& rois);
+  // Without [registration] (or without a SubjectSpaceSetup: the warm-up): the regions placed at once.
+  void place_unregistered_rois();
+  // Subject-space ROIs: hands the reference volume over once it is analysed, and installs the result when it is
+  // there (then back-fills the volumes analysed before `index`).
+  void request_subject_space(int64_t index);
+  void poll_subject_space(int64_t index, TrResult& r);
+  void backfill(int64_t index);
   template <typename F>
   void guarded(const char* stage, TrResult& r, F&& body);
 
@@ -134,6 +160,21 @@ class RunPipeline {
 
   std::vector<int64_t> raw_slots_, analysis_slots_;
   std::vector<std::string> failed_once_;  // stages whose failure was logged at error level already
+
+  // Subject-space ROIs.
+  SubjectSpaceSetup* subject_space_ = nullptr;
+  bool wait_for_rois_ = false;
+  enum class RoiState { kReady, kAwaitingReference, kRequested, kFailed } roi_state_ = RoiState::kReady;
+  std::string roi_failure_;
+  int64_t reference_index_ = 0;
+  std::shared_ptr<const RoiLabels> roi_labels_;
+  int64_t roi_label_messages_ = 0;
+  struct Analysed {  // the volumes analysed so far (the last `ring`), for the back-fill
+    int64_t index = 0;
+    std::array<double, 6> motion{};
+    bool has_motion = false;
+  };
+  std::deque<Analysed> analysed_history_;
 };
 
 }  // namespace rtf::stream

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 
+#include "core/registration/subject_space.hpp"
 #include "stream/protocol/checksum.hpp"
 #include "stream/recording/journal.hpp"
 
@@ -40,10 +41,20 @@ std::vector<ReplayedRun> replay_session(Device& device, const PipelineConfig& co
     throw std::invalid_argument(fmt::format("{}: no recorded runs (runs/*/journal.jsonl)", session_dir.string()));
   PipelineConfig c = config;
   c.session_dir = out_dir.string();
+  if (!c.t1.empty() && c.normalization.empty()) {
+    // The live session normalised the T1 already: take its result instead of computing it again.
+    const std::string prefix = (session_dir / "subject_space" / "t1_to_template").string();
+    std::error_code ec;
+    if (std::filesystem::exists(normalization_affine_path(prefix), ec)) {
+      spdlog::info("replay: the T1 -> template normalisation of the recorded session: {}", prefix);
+      c.normalization = prefix;
+    }
+  }
   std::filesystem::create_directories(out_dir);
   DropOldestQueue<AcceptedVolume> unused(1);
   LatencyLog latency(out_dir / "latency.jsonl");
   LiveStage stage(device, c, unused, latency, out_dir, outputs, std::move(observer));
+  stage.set_wait_for_rois(true);  // every volume from the reference on is analysed with the subject-space ROIs
   std::vector<ReplayedRun> out;
   for (const std::string& run : names) {
     const auto t0 = std::chrono::steady_clock::now();

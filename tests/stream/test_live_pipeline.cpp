@@ -25,6 +25,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -146,8 +147,11 @@ struct LiveRun {
 // its PUB message arrived (the server never has two volumes waiting, so every volume is analysed on any machine, busy
 // or not); otherwise one volume every `seconds_per_volume` s. The SUB and TCP clients are connected before the first
 // volume, so they see every message.
-LiveRun run_live(const Fixture& f, const PipelineConfig& config, bool lockstep, double seconds_per_volume,
-                 int delay_ms) {
+// `prepare` (optional) sees the stage before it starts; `pace` (optional, lockstep only) must also hold before the
+// volume after `previous` is sent.
+LiveRun run_live(const Fixture& f, const PipelineConfig& config, bool lockstep, double seconds_per_volume, int delay_ms,
+                 const std::function<void(LiveStage&)>& prepare = {},
+                 const std::function<bool(LiveStage&, int64_t previous)>& pace = {}) {
   LiveRun out;
   IngestCore core(config.session_dir);
   LatencyLog latency(std::filesystem::path(config.session_dir) / "latency.jsonl");
@@ -168,6 +172,7 @@ LiveRun run_live(const Fixture& f, const PipelineConfig& config, bool lockstep, 
   LiveStage stage(test::test_device(), config, core.queue(), latency, config.session_dir, &outputs);
   stage.set_ingest_stats([&core] { return core.quick_stats(); });
   stage.set_injected_delay(std::chrono::milliseconds(delay_ms));
+  if (prepare) prepare(stage);
   std::thread stage_thread([&] { stage.run(); });
   std::thread server_thread([&] { server.run(); });
   std::atomic<bool> subscribed{true};
@@ -195,7 +200,8 @@ LiveRun run_live(const Fixture& f, const PipelineConfig& config, bool lockstep, 
   if (lockstep) {
     options.handled = [&](int64_t previous) {
       const LiveStageCounters c = stage.counters();
-      return c.analysed + c.skipped + c.failed > previous && pub_messages.load() >= c.analysed;
+      return c.analysed + c.skipped + c.failed > previous && pub_messages.load() >= c.analysed &&
+             (!pace || pace(stage, previous));
     };
   }
   out.report = sim::replay(f.phantom.bold, options, context);
@@ -227,6 +233,27 @@ std::vector<std::vector<std::string>> read_tsv(const std::filesystem::path& path
     rows.push_back(row);
   }
   return rows;
+}
+
+// Rows `first_row`.. of two tsv files agree: numbers within 1e-6 relative (floor 1e-6), text exactly.
+void expect_same_rows(const std::filesystem::path& file_a, const std::filesystem::path& file_b, size_t first_row) {
+  const auto a = read_tsv(file_a);
+  const auto b = read_tsv(file_b);
+  const std::string file = file_a.filename().string();
+  ASSERT_EQ(a.size(), b.size()) << file;
+  for (size_t r = first_row; r < a.size(); ++r) {
+    ASSERT_EQ(a[r].size(), b[r].size()) << file << " row " << r;
+    for (size_t c = 0; c < a[r].size(); ++c) {
+      char* end = nullptr;
+      const double x = std::strtod(a[r][c].c_str(), &end);
+      if (end == a[r][c].c_str()) {
+        EXPECT_EQ(a[r][c], b[r][c]) << file << " row " << r << " column " << c;
+        continue;
+      }
+      const double y = std::strtod(b[r][c].c_str(), nullptr);
+      EXPECT_NEAR(x, y, 1e-6 * std::max(std::abs(x), 1.0)) << file << " row " << r << " column " << c;
+    }
+  }
 }
 
 #define SKIP_WITHOUT_DATA()                                                                          \
@@ -358,22 +385,8 @@ TEST(LivePipeline, PhantomThroughTheServerGivesFeedbackMapsAndLatency) {
   EXPECT_EQ(replayed[0].corrupt, 0);
   // Same data, same kernels, same order: the per-TR files agree to float tolerance (here: 1e-6 relative, floor 1e-6).
   for (const char* file : {"motion.tsv", "feedback.tsv"}) {
-    const auto a = read_tsv(tmp.path() / "session" / "runs" / "run-01" / file);
-    const auto b = read_tsv(tmp.path() / "replay" / "runs" / "run-01" / file);
-    ASSERT_EQ(a.size(), b.size()) << file;
-    for (size_t r = 1; r < a.size(); ++r) {
-      ASSERT_EQ(a[r].size(), b[r].size()) << file << " row " << r;
-      for (size_t c = 0; c < a[r].size(); ++c) {
-        char* end = nullptr;
-        const double x = std::strtod(a[r][c].c_str(), &end);
-        if (end == a[r][c].c_str()) {
-          EXPECT_EQ(a[r][c], b[r][c]) << file << " row " << r << " column " << c;
-          continue;
-        }
-        const double y = std::strtod(b[r][c].c_str(), nullptr);
-        EXPECT_NEAR(x, y, 1e-6 * std::max(std::abs(x), 1.0)) << file << " row " << r << " column " << c;
-      }
-    }
+    expect_same_rows(tmp.path() / "session" / "runs" / "run-01" / file,
+                     tmp.path() / "replay" / "runs" / "run-01" / file, 1);
   }
   const Image t_live = read_nifti(tmp.path() / "session" / "runs" / "run-01" / "glm_cumulative_task_t.nii.gz");
   const Image t_replay = read_nifti(tmp.path() / "replay" / "runs" / "run-01" / "glm_cumulative_task_t.nii.gz");
@@ -425,6 +438,104 @@ TEST(LivePipeline, FallingBehindSkipsVolumesLosesNothingAndCatchesUp) {
   std::printf("falling behind: %lld analysed, %lld skipped, %lld dropped before the device\n",
               static_cast<long long>(live.counters.analysed), static_cast<long long>(live.counters.skipped),
               static_cast<long long>(live.ingest.queue_dropped));
+}
+
+// Subject-space ROIs ([registration], no T1: the reference EPI registered to Colin27) beside a live run. The
+// registration is held until 12 volumes were analysed (a test hook), so ingest and every per-TR stage provably go on
+// while it is pending; the sender then waits, from volume 20 on, until the registration's result is there (paced by
+// the server's progress, never by the clock), so the ROIs start between volumes 12 and 21 on any machine.
+TEST(LivePipeline, SubjectSpaceRoisStartWhenReadyWhileTheRunGoesOn) {
+  SKIP_WITHOUT_DATA();
+  test::TempDir tmp;
+  const Fixture f = make_fixture(tmp.path());
+  PipelineConfig config = config_for(f, tmp.path() / "session");
+  config.template_name = "colin27";
+  config.epi_levels = "8:8,4:4";  // a 12-dof MI registration to the 1 mm template, kept short for PoCL
+  constexpr int64_t kHeldUntil = 12, kWaitFrom = 20;
+  const LiveRun live = run_live(
+      f, config, true, 0.0, 0,
+      [&](LiveStage& stage) {
+        ASSERT_NE(stage.subject_space(), nullptr);
+        stage.subject_space()->set_hold([&stage](const std::string&) {
+          EXPECT_TRUE(test::eventually([&] { return stage.counters().analysed >= kHeldUntil; }));
+        });
+      },
+      [](LiveStage& stage, int64_t previous) {
+        return previous < kWaitFrom || stage.subject_space()->result("run-01") != nullptr;
+      });
+  ASSERT_TRUE(live.report.ok());
+  EXPECT_EQ(live.ingest.recorded, 48);
+  EXPECT_EQ(live.counters.analysed, 48);
+  EXPECT_EQ(live.counters.failed, 0);
+  ASSERT_EQ(live.lines.size(), 48u);
+  // Pending, then ready from volume `ready` on; while pending: no ROI means, no feedback value, said why.
+  int64_t ready = -1;
+  for (const auto& line : live.lines) {
+    SCOPED_TRACE(line.dump());
+    ASSERT_TRUE(line.contains("roi_status"));
+    const int64_t v = line["volume"];
+    if (ready < 0 && line["roi_status"] == "ready") ready = v;
+    if (ready < 0) {
+      EXPECT_EQ(line["roi_status"], "pending");
+      EXPECT_EQ(line["status"], "rois-pending");
+      EXPECT_TRUE(line["feedback"].is_null());
+      EXPECT_FALSE(line.contains("rois"));
+      EXPECT_TRUE(line.contains("motion"));  // the other stages go on
+    } else {
+      EXPECT_EQ(line["roi_status"], "ready");
+      EXPECT_TRUE(line.contains("rois") && line["rois"].contains("M1_L"));
+    }
+  }
+  std::printf("subject-space ROIs ready at volume %lld (held until %lld analysed)\n", static_cast<long long>(ready),
+              static_cast<long long>(kHeldUntil));
+  ASSERT_GE(ready, kHeldUntil);
+  ASSERT_LE(ready, kWaitFrom + 1);
+  // The volumes before were back-filled from the device ring: the baseline exists at once (without them, the first
+  // ready volume would have a single baseline volume: "not-enough-baseline").
+  EXPECT_EQ(live.lines[static_cast<size_t>(ready)]["status"], "ok") << live.lines[static_cast<size_t>(ready)].dump();
+  // The results stream: the ROI labels from the first ready message on (the frame in it, then every 16th), and the
+  // seed map and the connectivity matrix only from then.
+  ASSERT_EQ(live.pub_headers.size(), 48u);
+  for (const auto& h : live.pub_headers) {
+    const int64_t v = h["volume"];
+    std::set<std::string> frames;
+    for (const auto& fr : h["frames"]) frames.insert(fr["name"].get<std::string>());
+    SCOPED_TRACE(v);
+    if (v < ready) {
+      EXPECT_FALSE(h.contains("roi_labels"));
+      EXPECT_FALSE(frames.count("seed_map") || frames.count("connectivity") || frames.count("roi_labels"));
+      continue;
+    }
+    ASSERT_TRUE(h.contains("roi_labels"));
+    EXPECT_EQ(h["roi_labels"]["names"], nlohmann::json::array({"M1_L", "M1_L"}));  // the feedback ROI, the seed
+    const bool carries = (v - ready) % kRoiLabelsEvery == 0;
+    EXPECT_EQ(h["roi_labels"]["in_this_message"], carries);
+    EXPECT_EQ(frames.count("roi_labels"), carries ? 1u : 0u);
+    EXPECT_TRUE(frames.count("seed_map") && frames.count("connectivity"));
+  }
+  // The run's files: the transform, the ROIs and the atlas on the EPI grid, the timing report.
+  const auto run_dir = tmp.path() / "session" / "runs" / "run-01";
+  for (const char* file : {"epi_to_template_affine.txt", "atlas_in_epi.nii.gz", "rois_in_epi.nii.gz", "rois_in_epi.tsv",
+                           "subject_space.json"}) {
+    EXPECT_TRUE(std::filesystem::exists(run_dir / file)) << file;
+  }
+  std::ifstream report_file(run_dir / "subject_space.json");
+  const auto report = nlohmann::json::parse(report_file);
+  EXPECT_EQ(report["status"], "ready");
+  EXPECT_EQ(report["reference_volume"], 0);
+  std::printf("subject_space.json steps: %s\n", report["steps"].dump().c_str());
+
+  // The replay waits for the ROIs on the reference volume: every volume has them. From the live run's first ready
+  // volume on, the feedback (back-filled live, complete in the replay) agrees.
+  PipelineConfig replay_config = config;
+  replay_config.results_pub.clear();
+  replay_config.feedback_tcp.clear();
+  replay_session(test::test_device(), replay_config, tmp.path() / "session", tmp.path() / "replay", nullptr);
+  const auto replayed = read_tsv(tmp.path() / "replay" / "runs" / "run-01" / "feedback.tsv");
+  ASSERT_EQ(replayed.size(), 49u);
+  EXPECT_NE(replayed[1][2], "rois-pending");
+  expect_same_rows(run_dir / "feedback.tsv", tmp.path() / "replay" / "runs" / "run-01" / "feedback.tsv",
+                   static_cast<size_t>(ready) + 1);
 }
 
 }  // namespace
