@@ -31,6 +31,9 @@ int run_main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--follow-peak", options.follow_peak,
                "Keep the crosshair on the shown map's maximum (until a slice is clicked)");
+  app.add_flag("--goto-roi", options.goto_roi,
+               "Put the crosshair on the first ROI (the server's roi_labels) when the ROIs arrive");
+  app.add_flag("!--no-roi-outlines", options.roi_outlines, "Do not draw the ROIs' outlines over the slices");
   app.add_option("--width", options.width, "Window width (pixels)")
       ->check(CLI::Range(640, 8192))
       ->capture_default_str();

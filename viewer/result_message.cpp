@@ -1,6 +1,7 @@
 // decode_result_message: the PUB header's fields and the float32 frames it lists.
 #include "viewer/result_message.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -64,6 +65,11 @@ std::variant<TrUpdate, DecodeError> decode_result_message(std::string_view heade
         u.sample.latency_ms.push_back(number_or_nan(h["latency_ms"], step.c_str()));
     }
     if (h.contains("regions")) u.regions = strings(h["regions"]);
+    if (h.contains("roi_status") && h["roi_status"].is_string()) u.roi_status = h["roi_status"].get<std::string>();
+    if (h.contains("roi_labels") && h["roi_labels"].is_object()) {
+      u.roi_labels_version = std::max<int64_t>(0, count_or(h["roi_labels"], "version"));
+      u.roi_label_names = strings(h["roi_labels"].value("names", nlohmann::json::array()));
+    }
     if (h.contains("counters") && h["counters"].is_object()) {
       const auto& c = h["counters"];
       u.received = count_or(c, "received");
@@ -122,6 +128,8 @@ std::variant<TrUpdate, DecodeError> decode_result_message(std::string_view heade
         u.cca_map = std::move(data);
       else if (name == "seed_map")
         u.seed_map = std::move(data);
+      else if (name == "roi_labels")
+        u.roi_labels = std::move(data);
       // Unknown frames are skipped: fields may be added (§8).
     }
   } catch (const std::exception& e) {

@@ -54,6 +54,24 @@ std::vector<float> map_or_empty(const std::filesystem::path& path, int64_t voxel
   return {v.begin(), v.end()};
 }
 
+// The run's ROIs (rois_in_epi.nii.gz: one mask volume per ROI, named in rois_in_epi.tsv) as the stream's bits.
+void load_roi_labels(const std::filesystem::path& dir, int64_t voxels, TrUpdate& u) {
+  const Table names = read_tsv(dir / "rois_in_epi.tsv");
+  if (names.size() < 2 || !std::filesystem::exists(dir / "rois_in_epi.nii.gz")) return;
+  const Image masks = read_nifti(dir / "rois_in_epi.nii.gz");
+  if (masks.header().voxels_per_volume() != voxels) return;
+  u.roi_labels.assign(static_cast<size_t>(voxels), 0.0f);
+  for (int64_t k = 0; k < masks.nt() && k < 24 && static_cast<size_t>(k) + 1 < names.size(); ++k) {
+    const auto volume = masks.volume(k);
+    for (size_t v = 0; v < volume.size(); ++v) {
+      if (volume[v] > 0.0f) u.roi_labels[v] += static_cast<float>(uint32_t{1} << k);
+    }
+    u.roi_label_names.push_back(names[static_cast<size_t>(k) + 1].size() > 1 ? names[static_cast<size_t>(k) + 1][1]
+                                                                             : std::to_string(k));
+  }
+  u.roi_labels_version = 0;
+}
+
 }  // namespace
 
 RecordedSession load_recorded_session(const std::filesystem::path& session_dir, const std::string& wanted_run) {
@@ -155,6 +173,7 @@ RecordedSession load_recorded_session(const std::filesystem::path& session_dir, 
           u.contrast = name.substr(15, name.size() - 15 - 9);  // glm_cumulative_<c>_t.nii.gz
         }
       }
+      load_roi_labels(dir, voxels, u);
       u.cca_map = map_or_empty(dir / "cca.nii.gz", voxels);
       u.seed_map = map_or_empty(dir / "seed_cumulative_z.nii.gz", voxels);
       const Table matrix = read_tsv(dir / "connectivity_cumulative_r.tsv");

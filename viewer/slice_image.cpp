@@ -2,6 +2,7 @@
 #include "viewer/slice_image.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace rtf::viewer {
@@ -103,6 +104,59 @@ SliceImage render_slice(std::span<const float> volume, std::span<const float> ma
     }
   }
   return img;
+}
+
+std::array<uint8_t, 3> roi_colour(size_t k) {
+  static constexpr std::array<std::array<uint8_t, 3>, 6> kPalette{
+      {{255, 0, 255}, {0, 255, 255}, {0, 255, 0}, {255, 255, 0}, {150, 110, 255}, {255, 255, 255}}};
+  return kPalette[k % kPalette.size()];
+}
+
+int64_t draw_roi_outlines(SliceImage& image, std::span<const float> labels, std::array<int64_t, 3> dims, Plane plane,
+                          std::array<int64_t, 3> cursor) {
+  if (static_cast<int64_t>(labels.size()) != dims[0] * dims[1] * dims[2] || image.width <= 0) return 0;
+  const auto bits_at = [&](int px, int py) -> uint32_t {
+    if (px < 0 || py < 0 || px >= image.width || py >= image.height) return 0;
+    const auto v = slice_pixel_to_voxel(plane, dims, cursor, px, py);
+    const float value = labels[static_cast<size_t>(v[0] + dims[0] * (v[1] + dims[1] * v[2]))];
+    return std::isfinite(value) && value > 0.0f ? static_cast<uint32_t>(value) : 0u;
+  };
+  int64_t drawn = 0;
+  for (int py = 0; py < image.height; ++py) {
+    for (int px = 0; px < image.width; ++px) {
+      const uint32_t here = bits_at(px, py);
+      if (here == 0) continue;
+      // Bits set here but missing in a neighbour: this pixel is on those ROIs' edge.
+      const uint32_t edge =
+          here & ~(bits_at(px - 1, py) & bits_at(px + 1, py) & bits_at(px, py - 1) & bits_at(px, py + 1));
+      if (edge == 0) continue;
+      const auto c = roi_colour(static_cast<size_t>(std::countr_zero(edge)));
+      uint8_t* out =
+          &image.rgba[(static_cast<size_t>(py) * static_cast<size_t>(image.width) + static_cast<size_t>(px)) * 4];
+      out[0] = c[0];
+      out[1] = c[1];
+      out[2] = c[2];
+      ++drawn;
+    }
+  }
+  return drawn;
+}
+
+std::array<int64_t, 3> roi_centre(std::span<const float> labels, std::array<int64_t, 3> dims, size_t k) {
+  std::array<double, 3> sum{0, 0, 0};
+  int64_t count = 0;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (!(labels[i] > 0.0f) || ((static_cast<uint32_t>(labels[i]) >> k) & 1u) == 0) continue;
+    const auto index = static_cast<int64_t>(i);
+    sum[0] += static_cast<double>(index % dims[0]);
+    sum[1] += static_cast<double>((index / dims[0]) % dims[1]);
+    sum[2] += static_cast<double>(index / (dims[0] * dims[1]));
+    ++count;
+  }
+  if (count == 0) return {-1, -1, -1};
+  std::array<int64_t, 3> c{};
+  for (size_t a = 0; a < 3; ++a) c[a] = std::llround(sum[a] / static_cast<double>(count));
+  return c;
 }
 
 }  // namespace rtf::viewer

@@ -46,6 +46,19 @@ std::array<uint8_t, 3> cool_colour(float t);
 // Blue (-1) - white (0) - red (+1).
 std::array<uint8_t, 3> diverging_colour(float r);
 
+// The outline colour of ROI k (magenta, cyan, green, yellow, ...: none of them a colour of the hot or cool maps).
+std::array<uint8_t, 3> roi_colour(size_t k);
+
+// Outlines of the ROIs over a slice made by render_slice (same plane and cursor): a pixel takes ROI k's colour when
+// its voxel lies in ROI k (bit k of `labels`, one value per voxel, x fastest) and one of its four in-plane neighbours
+// does not or lies outside the slice; with several ROIs the lowest k wins. Returns the pixels drawn (0 when `labels`
+// does not match the grid).
+int64_t draw_roi_outlines(SliceImage& image, std::span<const float> labels, std::array<int64_t, 3> dims, Plane plane,
+                          std::array<int64_t, 3> cursor);
+
+// The voxel at the rounded mean position of ROI k's voxels ({-1, -1, -1} when the ROI has none).
+std::array<int64_t, 3> roi_centre(std::span<const float> labels, std::array<int64_t, 3> dims, size_t k);
+
 // The voxel shown at pixel (px, py) of a slice of `plane` through `cursor`.
 std::array<int64_t, 3> slice_pixel_to_voxel(Plane plane, std::array<int64_t, 3> dims, std::array<int64_t, 3> cursor,
                                             int px, int py);

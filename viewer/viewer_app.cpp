@@ -66,10 +66,12 @@ class App {
   const ViewerData& data() const { return data_; }
   const Layout& layout() const { return layout_; }
   int64_t shown_trs() const { return static_cast<int64_t>(data_.history.size()); }
+  int64_t outline_pixels() const { return outline_pixels_; }
 
  private:
   void refresh();
   void move_to_peak();
+  void move_to_roi();
   void rebuild_slices();
   void slices_panel(ImVec2 pos, ImVec2 size);
   void motion_panel(ImVec2 pos, ImVec2 size);
@@ -95,6 +97,8 @@ class App {
   bool brain_only_ = true;  // no overlay where the underlay is darker than 15% of its window's top (background)
   int replay_index_ = 0;
   std::vector<std::pair<int64_t, float>> voxel_series_;
+  int64_t outline_pixels_ = 0;     // ROI outline pixels in the three slices last drawn
+  int64_t roi_version_seen_ = -1;  // --goto-roi: the labels the crosshair went to
 };
 
 const std::vector<float>& App::underlay() const {
@@ -133,6 +137,10 @@ void App::refresh() {
   }
   if (first || data_.history.size() < 3) window_ = robust_range(underlay());
   if (options_.follow_peak) move_to_peak();
+  if (options_.goto_roi && !data_.roi_labels.empty() && data_.roi_labels_version != roi_version_seen_) {
+    roi_version_seen_ = data_.roi_labels_version;
+    move_to_roi();
+  }
   if (options_.replay) replay_index_ = std::max<int>(0, static_cast<int>(data_.history.size()) - 1);
   slices_dirty_ = true;
 }
@@ -149,13 +157,26 @@ void App::move_to_peak() {
   slices_dirty_ = true;
 }
 
+void App::move_to_roi() {
+  const auto c = roi_centre(data_.roi_labels, data_.dims, 0);
+  if (c[0] < 0) return;
+  cursor_ = c;
+  options_.follow_peak = false;
+  slices_dirty_ = true;
+}
+
 void App::rebuild_slices() {
   if (data_.voxels() <= 0) return;
   overlay_.min_underlay = brain_only_ ? 0.15f * window_.second : -std::numeric_limits<float>::infinity();
   const Plane planes[3] = {Plane::kAxial, Plane::kCoronal, Plane::kSagittal};
+  outline_pixels_ = 0;
   for (int k = 0; k < 3; ++k) {
-    slices_[static_cast<size_t>(k)].upload(
-        render_slice(underlay(), overlay_map(), data_.dims, data_.voxel_mm(), planes[k], cursor_, window_, overlay_));
+    SliceImage image =
+        render_slice(underlay(), overlay_map(), data_.dims, data_.voxel_mm(), planes[k], cursor_, window_, overlay_);
+    if (options_.roi_outlines) {
+      outline_pixels_ += draw_roi_outlines(image, data_.roi_labels, data_.dims, planes[k], cursor_);
+    }
+    slices_[static_cast<size_t>(k)].upload(image);
   }
   const int64_t index = cursor_[0] + data_.dims[0] * (cursor_[1] + data_.dims[1] * cursor_[2]);
   if (options_.replay) {
@@ -201,6 +222,12 @@ void App::slices_panel(ImVec2 pos, ImVec2 size) {
     if (ImGui::Checkbox("follow peak", &options_.follow_peak) && options_.follow_peak) move_to_peak();
     ImGui::SameLine();
     if (ImGui::Checkbox("brain only", &brain_only_)) slices_dirty_ = true;
+    ImGui::SameLine();
+    if (ImGui::Checkbox("ROI outlines", &options_.roi_outlines)) slices_dirty_ = true;
+    if (!data_.roi_labels.empty()) {
+      ImGui::SameLine();
+      if (ImGui::Button("go to ROI")) move_to_roi();
+    }
     if (options_.replay && !data_.history.empty()) {
       ImGui::SameLine();
       ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 40);
@@ -486,6 +513,12 @@ void App::status_panel(ImVec2 pos, ImVec2 size) {
     counter("duplicated", data_.duplicates);
     ImGui::SameLine(2 * column);
     counter("dropped", data_.dropped);
+    if (!data_.roi_status.empty() || !data_.roi_label_names.empty()) {
+      std::string names;
+      for (size_t k = 0; k < data_.roi_label_names.size(); ++k) names += (k ? ", " : "") + data_.roi_label_names[k];
+      ImGui::Text("ROIs %s%s%s", data_.roi_status.empty() ? "ready" : data_.roi_status.c_str(),
+                  names.empty() ? "" : ": ", names.c_str());
+    }
     ImGui::Text("TRs shown %zu   messages lost %lld   restarts %lld", data_.history.size(),
                 static_cast<long long>(data_.seq_gaps), static_cast<long long>(data_.restarts));
     if (!data_.history.empty()) {
@@ -525,7 +558,7 @@ struct FrameTimes {
 };
 
 void write_layout(const std::filesystem::path& path, const Layout& layout, int width, int height,
-                  const ViewerData& data, const FrameTimes& frames) {
+                  const ViewerData& data, const FrameTimes& frames, int64_t outline_pixels) {
   nlohmann::json j{{"width", width},
                    {"height", height},
                    {"trs", data.history.size()},
@@ -533,7 +566,10 @@ void write_layout(const std::filesystem::path& path, const Layout& layout, int w
                    {"received", data.received},
                    {"analysed", data.analysed},
                    {"run", data.run},
-                   {"regions", data.regions_count}};
+                   {"regions", data.regions_count},
+                   {"roi_labels", data.roi_label_names},
+                   {"roi_status", data.roi_status},
+                   {"roi_outline_pixels", outline_pixels}};
   nlohmann::json rects = nlohmann::json::object();
   for (const auto& [name, r] : layout.rects) rects[name] = {r.min.x, r.min.y, r.max.x - r.min.x, r.max.y - r.min.y};
   j["rects"] = rects;
@@ -603,7 +639,7 @@ int run_viewer(SharedViewerData& shared, ViewerOptions options) {
             write_png(options.snapshot, width, height, flipped);
             std::filesystem::path layout_path = options.snapshot;
             layout_path += ".json";
-            write_layout(layout_path, app.layout(), width, height, app.data(), frame_times);
+            write_layout(layout_path, app.layout(), width, height, app.data(), frame_times, app.outline_pixels());
             spdlog::info("snapshot after {} TRs: {} ({}x{}), layout {}; frame work {}", app.shown_trs(),
                          options.snapshot.string(), width, height, layout_path.string(), frame_times.summary().dump());
           } catch (const std::exception& e) {

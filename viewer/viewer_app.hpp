@@ -21,6 +21,8 @@ struct ViewerOptions {
   double timeout_s = 120.0;  // snapshot mode: give up (exit status 1) after this long without `after` TRs
   bool replay = false;       // a recorded session: show a time slider over its TRs
   bool follow_peak = false;  // the crosshair follows the map's maximum until a slice is clicked
+  bool goto_roi = false;     // the crosshair goes to the first ROI's centre when ROI labels arrive
+  bool roi_outlines = true;  // ROI outlines over the slices
   std::vector<std::vector<float>> replay_volumes;  // replay: the run's volumes (underlay per TR)
   std::function<std::string()> connection_status;  // a line for the status panel
 };

@@ -29,6 +29,9 @@ void ViewerData::apply(TrUpdate&& u) {
     cca_map.clear();
     seed_map.clear();
     connectivity.clear();
+    roi_labels.clear();
+    roi_label_names.clear();
+    roi_labels_version = -1;
     ++restarts;
   }
   if (u.seq >= 0) {
@@ -51,6 +54,16 @@ void ViewerData::apply(TrUpdate&& u) {
     connectivity = std::move(u.connectivity);
     regions_count = u.regions_count;
   }
+  if (u.roi_labels_version >= 0) {
+    if (!u.roi_labels.empty()) {
+      roi_labels = std::move(u.roi_labels);
+    } else if (u.roi_labels_version != roi_labels_version) {
+      roi_labels.clear();  // labels of another placement: wait for their frame
+    }
+    roi_labels_version = u.roi_labels_version;
+    roi_label_names = std::move(u.roi_label_names);
+  }
+  if (!u.roi_status.empty()) roi_status = u.roi_status;
   take_if_present(regions, u.regions);
   take_if_present(roi_names, u.roi_names);
   take_if_present(design_columns, u.design_columns);

@@ -47,6 +47,12 @@ struct TrUpdate {
   std::vector<std::string> regions, roi_names, design_columns;
   // Counters as the server reports them (-1: not reported).
   int64_t received = -1, analysed = -1, skipped = -1, dropped = -1, duplicates = -1, missing = -1;
+  // The ROIs on the grid (docs/protocol.md §8 `roi_labels`): bit k of a voxel's value set when it lies in
+  // roi_label_names[k]. The frame comes now and then; the header names its version every TR (-1: no ROIs yet).
+  std::vector<float> roi_labels;
+  std::vector<std::string> roi_label_names;
+  int64_t roi_labels_version = -1;
+  std::string roi_status;  // pending | ready | failed ("" without subject-space ROIs)
   TrSample sample;
 };
 
@@ -58,6 +64,10 @@ struct ViewerData {
   int64_t regions_count = 0;
   std::vector<std::string> regions, roi_names, design_columns;
   int64_t received = -1, analysed = -1, skipped = -1, dropped = -1, duplicates = -1, missing = -1;
+  std::vector<float> roi_labels;  // bits per voxel, of roi_labels_version (empty: none yet)
+  std::vector<std::string> roi_label_names;
+  int64_t roi_labels_version = -1;
+  std::string roi_status;
   std::vector<TrSample> history;  // one per analysed TR, in arrival order
   int64_t messages = 0;           // updates applied
   int64_t seq_gaps = 0;           // PUB messages lost (sequence gaps)
@@ -67,7 +77,8 @@ struct ViewerData {
   uint64_t version = 0;  // +1 per applied update
 
   // Applies one update: replaces the maps it carries, appends its sample. A new run, another grid or a sequence
-  // number not above the last one (a restarted server) clears the history first.
+  // number not above the last one (a restarted server) clears the history first (and the ROI labels). ROI labels
+  // are kept until the header names another version; those of another version are dropped until its frame comes.
   void apply(TrUpdate&& update);
 
   int64_t voxels() const { return dims[0] * dims[1] * dims[2]; }

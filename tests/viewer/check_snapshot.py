@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Checks a viewer snapshot (PNG + PNG.json layout written by rtfmri-view --snapshot); standard library only.
 
-  check_snapshot.py SNAPSHOT.png --min-trs N [--replay]   exit 0 when every check passes, 1 with the failures
-                                                          (--replay: a recorded session, no device reported)
+  check_snapshot.py SNAPSHOT.png --min-trs N [--replay] [--outlines]
+                                                 exit 0 when every check passes, 1 with the failures
+                                                 (--replay: a recorded session, no device reported;
+                                                  --outlines: ROI outlines must be drawn over the slices)
   check_snapshot.py --self-test                  proves the checks reject a blank and a panel-less picture
 
 Checks: every panel is present inside the picture; the three slices are not blank (enough non-black pixels with
 contrast); the traces are drawn (coloured pixels in the motion, FD, feedback and latency plots); the connectivity heat
-map has coloured cells; the snapshot was taken after at least N TRs; the device was reported; the frame-time
+map has coloured cells; the snapshot was taken after at least N TRs; the device was reported; with --outlines, the
+first ROI's outline colour (magenta, which no map colour produces) is in the slices and the viewer counted outline
+pixels; the frame-time
 statistics were reported (printed, not judged: how fast frames are depends on the machine and what runs beside it,
 so keeping up is measured in docs/performance.md, not asserted here).
 """
@@ -69,7 +73,12 @@ def pixels(rows, rect):
             yield row[4 * xx], row[4 * xx + 1], row[4 * xx + 2]
 
 
-def check(width, height, rows, layout, min_trs, replay=False):
+def is_outline(p):
+    """The first ROI's outline colour, magenta (255, 0, 255); the hot and cool maps never produce it."""
+    return p[0] > 240 and p[1] < 20 and p[2] > 240
+
+
+def check(width, height, rows, layout, min_trs, replay=False, outlines=False):
     failures = []
     rects = layout.get("rects", {})
     for name in PANELS + SLICES + TRACES + ["matrix:connectivity", "colour_bar"]:
@@ -96,6 +105,14 @@ def check(width, height, rows, layout, min_trs, replay=False):
         coloured = sum(max(p) > 90 and max(p) - min(p) > 50 or min(p) > 200 for p in pixels(rows, rects[name]))
         if coloured < 40:
             failures.append(f"{name}: nothing drawn ({coloured} trace pixels)")
+    if outlines:
+        magenta = sum(is_outline(p) for name in SLICES if name in rects for p in pixels(rows, rects[name]))
+        if magenta < 10 or layout.get("roi_outline_pixels", 0) <= 0:
+            failures.append(f"ROI outlines: {magenta} outline pixels in the slices, the viewer drew "
+                            f"{layout.get('roi_outline_pixels', 0)} (ROIs {layout.get('roi_labels')})")
+        else:
+            print(f"check_snapshot: ROI outlines drawn ({magenta} screen pixels, {layout['roi_outline_pixels']} slice "
+                  f"pixels; ROIs {layout.get('roi_labels')})")
     if layout.get("trs", 0) < min_trs:
         failures.append(f"only {layout.get('trs', 0)} TRs shown, expected at least {min_trs}")
     if min_trs > 0 and not replay and not layout.get("device"):
@@ -120,7 +137,9 @@ def self_test():
     assert any("blank" in f for f in failures) and any("nothing drawn" in f for f in failures), failures
     del layout["frame_work"]
     assert any("frame-time" in f for f in check(width, height, blank, layout, 1))
-    print("check_snapshot: self-test passed (a blank picture and a missing layout are rejected)")
+    layout["roi_outline_pixels"] = 12
+    assert any("ROI outlines" in f for f in check(width, height, blank, layout, 1, outlines=True))
+    print("check_snapshot: self-test passed (a blank picture, a missing layout and missing outlines are rejected)")
 
 
 def main():
@@ -131,7 +150,7 @@ def main():
     min_trs = int(sys.argv[sys.argv.index("--min-trs") + 1]) if "--min-trs" in sys.argv else 1
     width, height, rows = read_png(path)
     layout = json.load(open(path + ".json"))
-    failures = check(width, height, rows, layout, min_trs, "--replay" in sys.argv)
+    failures = check(width, height, rows, layout, min_trs, "--replay" in sys.argv, "--outlines" in sys.argv)
     for f in failures:
         print("check_snapshot: FAIL", f)
     if not failures:

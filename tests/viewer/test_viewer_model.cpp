@@ -226,6 +226,86 @@ TEST(SliceImage, OrientationAndOverlay) {
   EXPECT_EQ(range.first, 100.0f);
 }
 
+// A message carrying ROI labels (bits per voxel): voxel 7 in ROI 0, voxel 8 in ROIs 0 and 1.
+Message with_roi_labels(Message m, int64_t version, bool frame) {
+  m.header["roi_status"] = "ready";
+  m.header["roi_labels"] = {{"version", version}, {"names", {"M1_L", "seed"}}, {"in_this_message", frame}};
+  if (frame) {
+    std::vector<float> bits(60, 0.0f);
+    bits[7] = 1.0f;
+    bits[8] = 3.0f;
+    m.data.push_back(bits);
+    m.header["frames"].push_back({{"name", "roi_labels"}, {"dtype", "float32"}, {"shape", {5, 4, 3}}, {"bytes", 240}});
+  }
+  return m;
+}
+
+TEST(ViewerData, RoiLabelsAreKeptUntilAnotherVersionOrRunComes) {
+  ViewerData d;
+  d.apply(decode(make_message(0, 0)));
+  EXPECT_TRUE(d.roi_labels.empty());
+  EXPECT_EQ(d.roi_labels_version, -1);
+  d.apply(decode(with_roi_labels(make_message(1, 1), 4, true)));
+  ASSERT_EQ(d.roi_labels.size(), 60u);
+  EXPECT_EQ(d.roi_labels[8], 3.0f);
+  EXPECT_EQ(d.roi_label_names, (std::vector<std::string>{"M1_L", "seed"}));
+  EXPECT_EQ(d.roi_status, "ready");
+  d.apply(decode(with_roi_labels(make_message(2, 2), 4, false)));  // the header only: the labels stay
+  EXPECT_EQ(d.roi_labels.size(), 60u);
+  d.apply(decode(with_roi_labels(make_message(3, 3), 5, false)));  // another placement, its frame not here yet
+  EXPECT_TRUE(d.roi_labels.empty());
+  d.apply(decode(with_roi_labels(make_message(4, 4), 5, true)));
+  EXPECT_EQ(d.roi_labels.size(), 60u);
+  Message other = make_message(1, 5);
+  other.header["run"] = "run-02";
+  d.apply(decode(other));  // a new run: no ROIs until it sends its own
+  EXPECT_TRUE(d.roi_labels.empty());
+  EXPECT_EQ(d.roi_labels_version, -1);
+  // A frame that does not match the grid is refused like any other.
+  Message bad = with_roi_labels(make_message(5, 6), 6, true);
+  bad.data.back().pop_back();
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode_result_message(bad.header.dump(), bad.frames())));
+}
+
+TEST(SliceImage, RoiOutlinesAreDrawnOnTheEdgesOnly) {
+  // A 5 x 4 block of ROI 0 in an axial slice of a 9 x 8 x 3 grid, with ROI 1 on its top-left 2 x 2 corner.
+  const std::array<int64_t, 3> dims{9, 8, 3};
+  std::vector<float> volume(9 * 8 * 3, 100.0f), labels(9 * 8 * 3, 0.0f);
+  for (int64_t y = 2; y < 6; ++y) {
+    for (int64_t x = 2; x < 7; ++x) labels[static_cast<size_t>(x + 9 * (y + 8 * 1))] = 1.0f;
+  }
+  for (int64_t y = 4; y < 6; ++y) {
+    for (int64_t x = 2; x < 4; ++x) labels[static_cast<size_t>(x + 9 * (y + 8 * 1))] = 3.0f;
+  }
+  const std::array<int64_t, 3> cursor{4, 3, 1};
+  SliceImage img = render_slice(volume, {}, dims, {2, 2, 2}, Plane::kAxial, cursor, {0.0f, 200.0f}, OverlaySettings{});
+  const SliceImage plain = img;
+  const int64_t drawn = draw_roi_outlines(img, labels, dims, Plane::kAxial, cursor);
+  EXPECT_EQ(drawn, 15);  // the block's perimeter (5 x 4 less its 3 x 2 interior) and ROI 1's inner corner
+  auto colour = [&](const SliceImage& i, int64_t x, int64_t y) {
+    const int py = static_cast<int>(dims[1] - 1 - y);  // axial: +y up
+    const uint8_t* p = &i.rgba[(static_cast<size_t>(py) * 9 + static_cast<size_t>(x)) * 4];
+    return std::array<uint8_t, 3>{p[0], p[1], p[2]};
+  };
+  EXPECT_EQ(colour(img, 6, 2), roi_colour(0));  // a corner of ROI 0 alone: magenta
+  EXPECT_EQ(colour(img, 6, 2), (std::array<uint8_t, 3>{255, 0, 255}));
+  EXPECT_EQ(colour(img, 4, 3), colour(plain, 4, 3));  // inside: untouched
+  EXPECT_EQ(colour(img, 0, 0), colour(plain, 0, 0));  // outside: untouched
+  EXPECT_EQ(colour(img, 2, 5), roi_colour(0));        // in both ROIs, on both edges: the lower ROI's colour
+  EXPECT_EQ(colour(img, 3, 4), roi_colour(1));        // ROI 1's inner corner: inside ROI 0, on ROI 1's edge
+  // A slice that misses the ROIs draws nothing; labels of another grid are ignored.
+  SliceImage other = plain;
+  EXPECT_EQ(draw_roi_outlines(other, labels, dims, Plane::kAxial, {4, 3, 0}), 0);
+  EXPECT_EQ(draw_roi_outlines(other, std::vector<float>(5, 1.0f), dims, Plane::kAxial, cursor), 0);
+  // Coronal through y = 3 cuts the block along x: one row of 5 voxels, all on its edge.
+  SliceImage coronal =
+      render_slice(volume, {}, dims, {2, 2, 2}, Plane::kCoronal, cursor, {0.0f, 200.0f}, OverlaySettings{});
+  EXPECT_EQ(draw_roi_outlines(coronal, labels, dims, Plane::kCoronal, cursor), 5);
+  EXPECT_EQ(roi_centre(labels, dims, 0), (std::array<int64_t, 3>{4, 4, 1}));  // mean (4, 3.5, 1), rounded
+  EXPECT_EQ(roi_centre(labels, dims, 1), (std::array<int64_t, 3>{3, 5, 1}));  // mean (2.5, 4.5): half away from 0
+  EXPECT_EQ(roi_centre(labels, dims, 2)[0], -1);
+}
+
 TEST(PngWriter, DecodesBackToTheSamePixels) {
   test::TempDir tmp;
   const int w = 13, h = 7;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The viewer end to end, headless: a phantom run (Colin27, motion, motor blocks) replayed by the simulator into
-# `rtfmri run` (every stage, results on PUB), `rtfmri-view --connect` rendering under Xvfb until 12 TRs were shown,
-# then check_snapshot.py on the picture: panels present, slices not blank, traces drawn, device reported; then the
-# recorded session through `rtfmri-view --replay`, checked the same way (every TR of the run shown).
+# `rtfmri run` (every stage, results on PUB), `rtfmri-view --connect --goto-roi` rendering under Xvfb until 12 TRs
+# were shown, then check_snapshot.py on the picture: panels present, slices not blank, traces drawn, device reported,
+# the feedback ROI's outline drawn over the slices (the crosshair on it); then the recorded session through
+# `rtfmri-view --replay`, checked the same way (every TR of the run shown).
 # Nothing here depends on the machine's speed: the replay starts once the viewer says it is connected, and it runs in
 # lockstep with the server (`--lockstep`: each volume after the previous one's feedback line), so every volume is
 # analysed however busy the machine is. The waits are bounded only to turn a hang into a failure.
@@ -44,7 +45,7 @@ for _ in $(seq 1 6000); do  # the warm-up builds every kernel first (minutes on 
 done
 
 xvfb-run -a -s "-screen 0 1600x1000x24" "$VIEW" --connect "tcp://127.0.0.1:$PUB" --snapshot "$WORK/view.png" \
-  --after 12 --timeout 600 --follow-peak >"$WORK/viewer.log" 2>&1 &
+  --after 12 --timeout 600 --goto-roi >"$WORK/viewer.log" 2>&1 &
 VIEWER=$!
 for _ in $(seq 1 1200); do
   grep -q "results: connected to" "$WORK/viewer.log" && break
@@ -67,7 +68,7 @@ grep -q "${VOLUMES} analysed, 0 skipped" "$WORK/server.log" || { cat "$WORK/serv
 grep -q "first volume took .* none compiled" "$WORK/server.log" ||
   { cat "$WORK/server.log"; echo "FAIL: the warm-up left kernels for the first volume to build"; exit 1; }
 cat "$WORK/viewer.log"
-python3 "$HERE/check_snapshot.py" "$WORK/view.png" --min-trs 12
+python3 "$HERE/check_snapshot.py" "$WORK/view.png" --min-trs 12 --outlines
 
 # The recorded session, browsed without a server: every analysed TR, the run's volumes and final maps.
 xvfb-run -a -s "-screen 0 1600x1000x24" "$VIEW" --replay "$WORK/session" --snapshot "$WORK/replay.png" --after 1 \
