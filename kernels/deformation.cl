@@ -1,6 +1,7 @@
 // Deformation fields of the non-linear registration (docs/algorithms/normalization.md): composing fields (the scaling
 // and squaring of a stationary velocity field), warping the moving image, the local-correlation and demons forces,
-// updating the velocity, the largest vector norm, the Jacobian determinant and changing a field's units.
+// updating the velocity, the largest vector norm, the Jacobian determinant, changing a field's units and the final
+// warp's checks.
 //
 // Memory layout: a field is three float volumes back to back, [component][z][y][x] (x fastest), n = nx * ny * nz
 // voxels each: component c of voxel i at c * n + i, a displacement in voxel units of the grid. Volumes are float, x
@@ -90,13 +91,24 @@ __kernel void fixed_moments(__global const float* fixed, const ulong n, __global
   moments[n + i] = f * f;
 }
 
+// out = 1 where the fixed image's local variance (from `fixed_means` = smoothed [F, F^2]) exceeds eps, else 0: the
+// voxels where a local correlation is defined.
+__kernel void variance_indicator(__global const float* fixed_means, const ulong n, const float eps,
+                                 __global float* out) {
+  const size_t i = get_global_id(0);
+  if (i >= n) return;
+  const float m = fixed_means[i];
+  out[i] = fixed_means[n + i] - m * m > eps ? 1.0f : 0.0f;
+}
+
 // The local correlation cc = s_FJ^2 / (s_FF s_JJ) and its ascent force
 //   2 s_FJ / (s_FF s_JJ) [(F - m_F) - (s_FJ / s_JJ) (J - m_J)] grad J
 // from the window means: `window_means` = smoothed [J, J^2, F J], `fixed_means` = smoothed [F, F^2]; `warped` is J. Both are 0
-// where either local variance is <= eps.
+// where s_FF <= eps_fixed or s_JJ <= eps_moving. (The force is indifferent to the images' intensity scales; the eps
+// guards are given in each image's squared units.)
 __kernel void lncc_force(__global const float* fixed, __global const float* warped, __global const float* window_means,
-                         __global const float* fixed_means, const int nx, const int ny, const int nz, const float eps,
-                         __global float* force, __global float* cc) {
+                         __global const float* fixed_means, const int nx, const int ny, const int nz,
+                         const float eps_fixed, const float eps_moving, __global float* force, __global float* cc) {
   const size_t i = get_global_id(0);
   const size_t n = (size_t)nx * ny * nz;
   if (i >= n) return;
@@ -106,7 +118,7 @@ __kernel void lncc_force(__global const float* fixed, __global const float* warp
   const float sfj = window_means[2 * n + i] - mf * mj;
   float3 f = (float3)(0.0f);
   float c = 0.0f;
-  if (sff > eps && sjj > eps) {
+  if (sff > eps_fixed && sjj > eps_moving) {
     const float inv = 1.0f / (sff * sjj);
     c = sfj * sfj * inv;
     const float d = 2.0f * sfj * inv * ((fixed[i] - mf) - sfj / sjj * (warped[i] - mj));
@@ -130,6 +142,14 @@ __kernel void demons_force(__global const float* fixed, __global const float* wa
   const float den = dot(g, g) + alpha2 * diff * diff;
   store_field(force, i, n, den > 1e-12f ? diff / den * g : (float3)(0.0f));
   cost[i] = diff * diff;
+}
+
+// v = a v + b where v != 0 (the background stays 0): intensities matched and scaled for the demons force.
+__kernel void scale_intensity(__global float* v, const ulong n, const float a, const float b) {
+  const size_t i = get_global_id(0);
+  if (i >= n) return;
+  const float x = v[i];
+  v[i] = x != 0.0f ? a * x + b : 0.0f;
 }
 
 // v += scale * f over `count` floats (a whole field: count = 3 n).
@@ -187,4 +207,51 @@ __kernel void transform_vectors(__global const float* f, __global float* out, co
   if (i >= n) return;
   const float3 v = load_field(f, i, n);
   store_field(out, i, n, (float3)(dot(r0.xyz, v), dot(r1.xyz, v), dot(r2.xyz, v)));
+}
+
+// The checks of a final warp, per work-group (power-of-two work-group size; `scratch` CHECK_TERMS floats per item):
+// partial[group * CHECK_TERMS + k] for k = 0 the smallest det, 1 the largest det, 2 voxels with det <= 0, 3 of those
+// inside the mask (mask_image > 0), 4 voxels inside the mask, 5 the sum and 6 the largest |residual| inside the mask
+// (`residual`: a field, e.g. the inverse's error in mm). NDRange: 1D, any number of groups; items stride over voxels.
+#define CHECK_TERMS 7
+__kernel void warp_check_partials(__global const float* det, __global const float* residual,
+                                  __global const float* mask_image, const ulong n, __global float* partial,
+                                  __local float* scratch) {
+  float acc[CHECK_TERMS] = {INFINITY, -INFINITY, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) {
+    const float d = det[i];
+    const int in_mask = mask_image[i] > 0.0f;
+    acc[0] = fmin(acc[0], d);
+    acc[1] = fmax(acc[1], d);
+    if (!(d > 0.0f)) {
+      acc[2] += 1.0f;
+      if (in_mask) acc[3] += 1.0f;
+    }
+    if (in_mask) {
+      const float e = length(load_field(residual, i, n));
+      acc[4] += 1.0f;
+      acc[5] += e;
+      acc[6] = fmax(acc[6], e);
+    }
+  }
+  const size_t lid = get_local_id(0);
+  for (int k = 0; k < CHECK_TERMS; ++k) scratch[lid * CHECK_TERMS + k] = acc[k];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (size_t s = get_local_size(0) / 2; s > 0; s >>= 1) {
+    if (lid < s) {
+      __local float* a = scratch + lid * CHECK_TERMS;
+      __local const float* b = scratch + (lid + s) * CHECK_TERMS;
+      a[0] = fmin(a[0], b[0]);
+      a[1] = fmax(a[1], b[1]);
+      a[2] += b[2];
+      a[3] += b[3];
+      a[4] += b[4];
+      a[5] += b[5];
+      a[6] = fmax(a[6], b[6]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) {
+    for (int k = 0; k < CHECK_TERMS; ++k) partial[get_group_id(0) * CHECK_TERMS + k] = scratch[k];
+  }
 }

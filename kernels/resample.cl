@@ -4,6 +4,8 @@
 // u(p) with u a displacement field), and the input image is then sampled at B p, B = A_in^-1 (sample_positions). 4D
 // inputs reuse the positions for every volume.
 //
+// sample_affine does the same in one pass when the chain is one affine and the volumes are already on the device.
+//
 // Memory layout: `pos` holds a float4 per output voxel, (x, y, z world mm, 0), x fastest; volumes are float, x fastest,
 // the input volume starting at element `in_offset`, the output volume at `out_offset`. A displacement field is three
 // float volumes (x, y, z components in world mm, each x fastest) on its own grid. Matrices arrive as float4 rows
@@ -58,6 +60,30 @@ __kernel void sample_positions(__global const float* in, const ulong in_offset, 
   if (i >= count) return;
   in += in_offset;
   const float3 u = apply_affine_rows(b0, b1, b2, (float4)(pos[i].xyz, 1.0f));
+  float value = outside;
+  if (sampling_inside(u, nx, ny, nz)) {
+#if INTERP == 0
+    value = sample_nearest_clamped(in, nx, ny, nz, u);
+#elif INTERP == 2
+    value = sample_cubic_clamped(in, nx, ny, nz, u);
+#else
+    value = sample_linear_clamped(in, nx, ny, nz, u);
+#endif
+  }
+  out[out_offset + i] = value;
+}
+
+// Device-resident resampling through one affine: out[out_offset + i] = the input volume sampled at M v, v the output
+// voxel (x, y, z) of linear index i on the (ox, oy, oz) grid and M (rows m0, m1, m2) output voxel -> input voxel; points
+// outside the input get `outside`. NDRange: 1D over the output voxels.
+__kernel void sample_affine(__global const float* in, const ulong in_offset, const int nx, const int ny, const int nz,
+                            __global float* out, const ulong out_offset, const int ox, const int oy, const int oz,
+                            const float4 m0, const float4 m1, const float4 m2, const float outside) {
+  const size_t i = get_global_id(0);
+  if (i >= (size_t)ox * oy * oz) return;
+  in += in_offset;
+  const float4 v = (float4)((float)(i % ox), (float)((i / ox) % oy), (float)(i / ((size_t)ox * oy)), 1.0f);
+  const float3 u = apply_affine_rows(m0, m1, m2, v);
   float value = outside;
   if (sampling_inside(u, nx, ny, nz)) {
 #if INTERP == 0

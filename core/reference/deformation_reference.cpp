@@ -131,7 +131,7 @@ std::vector<double> volume_gradient(std::span<const float> volume, const Dims& d
 }
 
 LnccForce lncc_force(std::span<const float> fixed, std::span<const float> warped, const Dims& dims,
-                     const std::array<std::vector<double>, 3>& window_taps, double eps) {
+                     const std::array<std::vector<double>, 3>& window_taps, double eps_fixed, double eps_moving) {
   const size_t n = count_of(dims);
   std::vector<float> jj(n), fj(n), ff(n);
   for (size_t i = 0; i < n; ++i) {
@@ -150,7 +150,7 @@ LnccForce lncc_force(std::span<const float> fixed, std::span<const float> warped
     const double sff = mff[i] - mf[i] * mf[i];
     const double sjj = mjj[i] - mj[i] * mj[i];
     const double sfj = mfj[i] - mf[i] * mj[i];
-    if (!(sff > eps) || !(sjj > eps)) continue;
+    if (!(sff > eps_fixed) || !(sjj > eps_moving)) continue;
     out.cc[i] = sfj * sfj / (sff * sjj);
     const double d = 2.0 * sfj / (sff * sjj) * ((fixed[i] - mf[i]) - sfj / sjj * (warped[i] - mj[i]));
     for (size_t a = 0; a < 3; ++a) out.force[a * n + i] = d * grad[a * n + i];
@@ -190,6 +190,32 @@ std::vector<double> jacobian_determinant(std::span<const float> u, const Dims& d
     }
   }
   return det;
+}
+
+WarpCheck warp_check(std::span<const float> det, std::span<const float> residual, std::span<const float> mask_image) {
+  const size_t n = det.size();
+  WarpCheck c;
+  c.min_det = INFINITY;
+  c.max_det = -INFINITY;
+  double sum = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    c.min_det = std::min(c.min_det, static_cast<double>(det[i]));
+    c.max_det = std::max(c.max_det, static_cast<double>(det[i]));
+    const bool in_mask = mask_image[i] > 0.0f;
+    if (!(det[i] > 0.0f)) {
+      ++c.folded;
+      if (in_mask) ++c.folded_in_mask;
+    }
+    if (!in_mask) continue;
+    const double e = std::sqrt(static_cast<double>(residual[i]) * residual[i] +
+                               static_cast<double>(residual[n + i]) * residual[n + i] +
+                               static_cast<double>(residual[2 * n + i]) * residual[2 * n + i]);
+    ++c.in_mask;
+    sum += e;
+    c.max_residual = std::max(c.max_residual, e);
+  }
+  c.mean_residual = c.in_mask > 0 ? sum / static_cast<double>(c.in_mask) : 0.0;
+  return c;
 }
 
 }  // namespace rtf::reference

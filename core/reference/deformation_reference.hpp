@@ -31,13 +31,13 @@ std::vector<double> volume_gradient(std::span<const float> volume, const Dims& d
 // with the window-weighted means m_F, m_J and (co)variances s_FF, s_JJ, s_FJ at x (normalised convolution with
 // `window_taps`, as the smoothing reference), cc = s_FJ^2 / (s_FF s_JJ) and
 //   force = 2 s_FJ / (s_FF s_JJ) [(F - m_F) - (s_FJ / s_JJ) (J - m_J)] grad J,
-// both 0 where s_FF <= eps or s_JJ <= eps.
+// both 0 where s_FF <= eps_fixed or s_JJ <= eps_moving.
 struct LnccForce {
   std::vector<double> force;  // three volumes
   std::vector<double> cc;
 };
 LnccForce lncc_force(std::span<const float> fixed, std::span<const float> warped, const Dims& dims,
-                     const std::array<std::vector<double>, 3>& window_taps, double eps);
+                     const std::array<std::vector<double>, 3>& window_taps, double eps_fixed, double eps_moving);
 
 // The demons force of the sum of squared differences (Thirion 1998, with the warped image's gradient; Vercauteren et
 // al. 2009): (F - J) grad J / (|grad J|^2 + alpha^2 (F - J)^2), 0 where the denominator is below 1e-12. `cost` gets
@@ -50,5 +50,15 @@ DemonsForce demons_force(std::span<const float> fixed, std::span<const float> wa
 
 // det(I + Du) per voxel, Du by central differences (one-sided on the grid's faces), in voxel units.
 std::vector<double> jacobian_determinant(std::span<const float> u, const Dims& dims);
+
+// The checks of a final warp (kernels/deformation.cl's warp_check_partials, reduced): the smallest and largest det,
+// the voxels with det <= 0 (all, and inside the mask: mask_image > 0), the voxels inside the mask and the mean and
+// largest |residual| there.
+struct WarpCheck {
+  double min_det = 0.0, max_det = 0.0;
+  int64_t folded = 0, folded_in_mask = 0, in_mask = 0;
+  double mean_residual = 0.0, max_residual = 0.0;
+};
+WarpCheck warp_check(std::span<const float> det, std::span<const float> residual, std::span<const float> mask_image);
 
 }  // namespace rtf::reference

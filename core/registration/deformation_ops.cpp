@@ -18,6 +18,7 @@ constexpr const char* kSource = "deformation.cl";
 constexpr size_t kGroup = 64;
 constexpr size_t kNormLocal = 64;
 constexpr size_t kNormMaxGroups = 256;
+constexpr size_t kCheckTerms = 7;  // kernels/deformation.cl's CHECK_TERMS
 
 void require_size(const DeviceBuffer<float>& buffer, size_t count, const char* what) {
   if (buffer.size() < count) {
@@ -41,12 +42,16 @@ DeformationOps::DeformationOps(Device& device, std::array<int64_t, 3> dims)
   fixed_moments_ = device.kernel(kSource, "fixed_moments");
   lncc_force_ = device.kernel(kSource, "lncc_force");
   demons_force_ = device.kernel(kSource, "demons_force");
+  variance_indicator_ = device.kernel(kSource, "variance_indicator");
+  scale_intensity_ = device.kernel(kSource, "scale_intensity");
+  warp_check_ = device.kernel(kSource, "warp_check_partials");
   add_scaled_ = device.kernel(kSource, "add_scaled");
   norm_max_ = device.kernel(kSource, "field_norm_max");
   jacobian_ = device.kernel(kSource, "jacobian_determinant");
   transform_vectors_ = device.kernel(kSource, "transform_vectors");
   norm_groups_ = std::clamp<size_t>((static_cast<size_t>(voxels_) + kNormLocal - 1) / kNormLocal, 1, kNormMaxGroups);
   partial_ = DeviceBuffer<float>(device, norm_groups_);
+  check_partial_ = DeviceBuffer<float>(device, norm_groups_ * kCheckTerms);
 }
 
 void DeformationOps::compose(const DeviceBuffer<float>& a, const DeviceBuffer<float>& b, DeviceBuffer<float>& out,
@@ -108,8 +113,9 @@ void DeformationOps::fixed_moments(const DeviceBuffer<float>& fixed, DeviceBuffe
 }
 
 void DeformationOps::lncc_force(const DeviceBuffer<float>& fixed, const DeviceBuffer<float>& moments,
-                                const DeviceBuffer<float>& local, const DeviceBuffer<float>& fixed_local, float eps,
-                                DeviceBuffer<float>& force, DeviceBuffer<float>& cc) {
+                                const DeviceBuffer<float>& local, const DeviceBuffer<float>& fixed_local,
+                                float eps_fixed, float eps_moving, DeviceBuffer<float>& force,
+                                DeviceBuffer<float>& cc) {
   const auto n = static_cast<size_t>(voxels_);
   require_size(fixed, n, "fixed");
   require_size(moments, n, "moments");
@@ -118,8 +124,16 @@ void DeformationOps::lncc_force(const DeviceBuffer<float>& fixed, const DeviceBu
   require_size(force, 3 * n, "force");
   require_size(cc, n, "cc");
   set_args(lncc_force_, fixed, moments, local, fixed_local, static_cast<int>(dims_[0]), static_cast<int>(dims_[1]),
-           static_cast<int>(dims_[2]), eps, force, cc);
+           static_cast<int>(dims_[2]), eps_fixed, eps_moving, force, cc);
   launch<1>(device_.queue(), lncc_force_, {n}, {kGroup}, {}, EventMode::kNone);
+}
+
+void DeformationOps::variance_indicator(const DeviceBuffer<float>& fixed_local, float eps, DeviceBuffer<float>& out) {
+  const auto n = static_cast<size_t>(voxels_);
+  require_size(fixed_local, 2 * n, "fixed_local");
+  require_size(out, n, "out");
+  set_args(variance_indicator_, fixed_local, static_cast<cl_ulong>(n), eps, out);
+  launch<1>(device_.queue(), variance_indicator_, {n}, {kGroup}, {}, EventMode::kNone);
 }
 
 void DeformationOps::demons_force(const DeviceBuffer<float>& fixed, const DeviceBuffer<float>& moments, float alpha,
@@ -132,6 +146,13 @@ void DeformationOps::demons_force(const DeviceBuffer<float>& fixed, const Device
   set_args(demons_force_, fixed, moments, static_cast<int>(dims_[0]), static_cast<int>(dims_[1]),
            static_cast<int>(dims_[2]), alpha * alpha, force, cost);
   launch<1>(device_.queue(), demons_force_, {n}, {kGroup}, {}, EventMode::kNone);
+}
+
+void DeformationOps::scale_intensity(DeviceBuffer<float>& v, float a, float b) {
+  const auto n = static_cast<size_t>(voxels_);
+  require_size(v, n, "v");
+  set_args(scale_intensity_, v, static_cast<cl_ulong>(n), a, b);
+  launch<1>(device_.queue(), scale_intensity_, {n}, {kGroup}, {}, EventMode::kNone);
 }
 
 void DeformationOps::add_scaled(DeviceBuffer<float>& v, const DeviceBuffer<float>& f, float scale) {
@@ -169,6 +190,35 @@ void DeformationOps::transform_vectors(const DeviceBuffer<float>& f, DeviceBuffe
   require_size(out, 3 * n, "out");
   set_args(transform_vectors_, f, out, static_cast<cl_ulong>(n), row(m, 0), row(m, 1), row(m, 2));
   launch<1>(device_.queue(), transform_vectors_, {n}, {kGroup}, {}, EventMode::kNone);
+}
+
+WarpCheck DeformationOps::warp_check(const DeviceBuffer<float>& det, const DeviceBuffer<float>& residual,
+                                     const DeviceBuffer<float>& mask_image) {
+  const auto n = static_cast<size_t>(voxels_);
+  require_size(det, n, "det");
+  require_size(residual, 3 * n, "residual");
+  require_size(mask_image, n, "mask_image");
+  set_args(warp_check_, det, residual, mask_image, static_cast<cl_ulong>(n), check_partial_,
+           LocalMemory{kNormLocal * kCheckTerms * sizeof(float)});
+  launch<1>(device_.queue(), warp_check_, {norm_groups_ * kNormLocal}, {kNormLocal}, {}, EventMode::kNone);
+  std::vector<float> p(norm_groups_ * kCheckTerms);
+  check_partial_.read(device_.queue(), p);
+  WarpCheck c;
+  c.min_det = INFINITY;
+  c.max_det = -INFINITY;
+  double sum = 0.0;
+  for (size_t g = 0; g < norm_groups_; ++g) {
+    const float* q = p.data() + g * kCheckTerms;
+    c.min_det = std::min(c.min_det, static_cast<double>(q[0]));
+    c.max_det = std::max(c.max_det, static_cast<double>(q[1]));
+    c.folded += std::llround(q[2]);
+    c.folded_in_mask += std::llround(q[3]);
+    c.in_mask += std::llround(q[4]);
+    sum += q[5];
+    c.max_residual = std::max(c.max_residual, static_cast<double>(q[6]));
+  }
+  c.mean_residual = c.in_mask > 0 ? sum / static_cast<double>(c.in_mask) : 0.0;
+  return c;
 }
 
 }  // namespace rtf

@@ -14,6 +14,14 @@
 
 namespace rtf {
 
+// The checks of a final warp: its Jacobian determinant's range, the folded voxels (det <= 0) over the grid and inside
+// a mask, and the mean and largest length of a residual field (the inverse's error) inside the mask.
+struct WarpCheck {
+  double min_det = 1.0, max_det = 1.0;
+  int64_t folded = 0, folded_in_mask = 0, in_mask = 0;
+  double mean_residual = 0.0, max_residual = 0.0;
+};
+
 class DeformationOps {
  public:
   DeformationOps(Device& device, std::array<int64_t, 3> dims);
@@ -36,13 +44,18 @@ class DeformationOps {
   void fixed_moments(const DeviceBuffer<float>& fixed, DeviceBuffer<float>& moments);
   // The local-correlation force and cc map from J (`moments`' first volume), the smoothed [J, J^2, F J] (`local`)
   // and the smoothed [F, F^2] (`fixed_local`).
+  // out = 1 where the fixed local variance (fixed_local = smoothed [F, F^2]) exceeds eps, else 0.
+  void variance_indicator(const DeviceBuffer<float>& fixed_local, float eps, DeviceBuffer<float>& out);
+  // Guards: no force where the fixed local variance is <= eps_fixed or the moving one <= eps_moving.
   void lncc_force(const DeviceBuffer<float>& fixed, const DeviceBuffer<float>& moments, const DeviceBuffer<float>& local,
-                  const DeviceBuffer<float>& fixed_local, float eps, DeviceBuffer<float>& force,
+                  const DeviceBuffer<float>& fixed_local, float eps_fixed, float eps_moving, DeviceBuffer<float>& force,
                   DeviceBuffer<float>& cc);
   // The demons force of the squared difference between F and J (`moments`' first volume) and the cost (F - J)^2.
   void demons_force(const DeviceBuffer<float>& fixed, const DeviceBuffer<float>& moments, float alpha,
                     DeviceBuffer<float>& force, DeviceBuffer<float>& cost);
 
+  // v = a v + b where v != 0, over one volume.
+  void scale_intensity(DeviceBuffer<float>& v, float a, float b);
   // v += scale f (whole fields).
   void add_scaled(DeviceBuffer<float>& v, const DeviceBuffer<float>& f, float scale);
   // The largest |f(x)| over the grid, in voxels (blocking).
@@ -51,14 +64,17 @@ class DeformationOps {
   void jacobian(const DeviceBuffer<float>& u, DeviceBuffer<float>& det);
   // out = M f per voxel (out may be f).
   void transform_vectors(const DeviceBuffer<float>& f, DeviceBuffer<float>& out, const Eigen::Matrix3d& m);
+  // The checks of `det` (one volume) and `residual` (a field) with the mask mask_image > 0 (blocking).
+  WarpCheck warp_check(const DeviceBuffer<float>& det, const DeviceBuffer<float>& residual,
+                       const DeviceBuffer<float>& mask_image);
 
  private:
   Device& device_;
   std::array<int64_t, 3> dims_;
   int64_t voxels_;
-  ClKernel compose_, warp_moments_, fixed_moments_, lncc_force_, demons_force_, add_scaled_, norm_max_, jacobian_,
-      transform_vectors_;
-  DeviceBuffer<float> partial_;
+  ClKernel compose_, warp_moments_, fixed_moments_, lncc_force_, variance_indicator_, demons_force_, scale_intensity_, add_scaled_, norm_max_,
+      jacobian_, transform_vectors_, warp_check_;
+  DeviceBuffer<float> partial_, check_partial_;
   size_t norm_groups_;
 };
 

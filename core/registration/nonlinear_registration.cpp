@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -20,7 +21,8 @@ namespace rtf {
 
 namespace {
 
-constexpr float kVarianceEps = 1e-5f;  // local variances of images scaled to [0, 1] below this carry no force
+// Local variances below this share of the image's largest squared intensity carry no force.
+constexpr double kRelativeVarianceEps = 1e-5;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -32,7 +34,10 @@ void check_image(const Image& image, const char* what) {
                                             what, image.nt()));
   }
   for (int64_t d : image.header().dims) {
-    if (d < 4) throw std::invalid_argument(fmt::format("non-linear registration: the {} image has an axis of {} voxels", what, d));
+    if (d < 4) {
+      throw std::invalid_argument(
+          fmt::format("non-linear registration: the {} image has an axis of {} voxels", what, d));
+    }
   }
   inverse_affine(image.header().affine, fmt::format("non-linear registration: the {} image", what));
 }
@@ -45,105 +50,75 @@ void check_options(const NonlinearOptions& o) {
     }
   }
   if (!(o.window_fwhm_voxels > 0.0) || !(o.fluid_fwhm_voxels >= 0.0) || !(o.diffusion_fwhm_voxels >= 0.0) ||
-      !(o.step_voxels > 0.0) || !(o.demons_alpha > 0.0) || o.convergence_window < 1) {
-    throw std::invalid_argument("non-linear registration: window, step and alpha must be > 0, smoothing >= 0");
+      !(o.step_voxels > 0.0) || !(o.gain > 0.0) || !(o.demons_alpha > 0.0) || o.convergence_window < 1) {
+    throw std::invalid_argument(
+        "non-linear registration: window, step, gain and alpha must be > 0, smoothing >= 0");
   }
 }
 
-// Non-finite voxels become 0.
-Image finite_copy(const Image& image) {
-  Image out = image;
-  for (float& v : out.data()) {
-    if (!std::isfinite(v)) v = 0.0f;
-  }
-  return out;
-}
-
-Image smoothed(Device& device, const Image& image, double fwhm_mm) {
-  if (!(fwhm_mm > 0.0)) return image;
-  SmoothingSpec spec;
-  spec.fwhm_mm = fwhm_mm;
-  GaussianSmoother smoother(device, image.header().dims, image.header().voxel_mm, spec);
-  return smoother.smooth(image);
-}
-
-float largest(const std::vector<float>& v) {
-  float m = 0.0f;
-  for (float x : v) m = std::max(m, x);
-  return m;
-}
-
-// The level's two images on its grid, scaled to [0, 1] by their maxima (the demons force also matches the moving
-// intensities to the fixed ones by least squares first).
-struct LevelImages {
+// An image on the device with non-finite voxels set to 0, and its largest value.
+struct DeviceImage {
   ImageHeader grid;
-  std::vector<float> fixed, moving;
+  DeviceBuffer<float> data;
+  float largest = 0.0f;
 };
 
-LevelImages level_images(Device& device, const Image& fixed, const Image& moving, const Eigen::Matrix4d& affine,
-                         const NonlinearLevel& level, NonlinearForce force) {
-  const double smallest = *std::min_element(fixed.header().voxel_mm.begin(), fixed.header().voxel_mm.end());
-  const int factor = std::max(1, static_cast<int>(std::lround(level.spacing_mm / smallest)));
-  const double fwhm = level.image_fwhm_mm >= 0.0 ? level.image_fwhm_mm : (factor > 1 ? level.spacing_mm : 0.0);
-  LevelImages out;
-  out.grid = merged_grid(fixed.header(), factor);
-  out.fixed = resample(device, smoothed(device, fixed, fwhm), out.grid, {}, ResampleInterpolation::kLinear).data();
-  out.moving =
-      resample(device, smoothed(device, moving, fwhm), out.grid, {affine}, ResampleInterpolation::kLinear).data();
-  if (force == NonlinearForce::kDemons) {
-    // Least-squares s, o in F ~ s M + o over the voxels where either image is nonzero.
-    double n = 0, sm = 0, sf = 0, smm = 0, smf = 0;
-    for (size_t i = 0; i < out.fixed.size(); ++i) {
-      const double f = out.fixed[i], m = out.moving[i];
-      if (f == 0.0 && m == 0.0) continue;
-      n += 1;
-      sm += m;
-      sf += f;
-      smm += m * m;
-      smf += m * f;
-    }
-    const double var = smm - sm * sm / std::max(n, 1.0);
-    const double s = var > 0 ? (smf - sm * sf / std::max(n, 1.0)) / var : 1.0;
-    const double o = n > 0 ? (sf - s * sm) / n : 0.0;
-    for (float& m : out.moving) {
-      if (m != 0.0f) m = static_cast<float>(s * m + o);
-    }
-    const float scale = largest(out.fixed);
-    if (!(scale > 0.0f)) throw std::invalid_argument("non-linear registration: the fixed image is empty at a level");
-    for (float& v : out.fixed) v /= scale;
-    for (float& v : out.moving) v /= scale;
-    return out;
+DeviceImage upload(Device& device, const Image& image, const char* what) {
+  DeviceImage out;
+  out.grid = image.header();
+  std::vector<float> finite(image.data().size());
+  for (size_t i = 0; i < finite.size(); ++i) {
+    const float v = image.data()[i];
+    finite[i] = std::isfinite(v) ? v : 0.0f;
+    out.largest = std::max(out.largest, finite[i]);
   }
-  const float fs = largest(out.fixed), ms = largest(out.moving);
-  if (!(fs > 0.0f) || !(ms > 0.0f)) {
-    throw std::invalid_argument("non-linear registration: an image is empty (no positive voxel) where they overlap");
+  if (!(out.largest > 0.0f)) {
+    throw std::invalid_argument(fmt::format("non-linear registration: the {} image has no positive voxel", what));
   }
-  for (float& v : out.fixed) v /= fs;
-  for (float& v : out.moving) v /= ms;
+  out.data = DeviceBuffer<float>(device, finite.size());
+  out.data.write(device.queue(), finite);
   return out;
 }
 
-// The velocity of the previous level carried onto `grid` (trilinear in world space) and into its voxel units.
-std::vector<float> carried_velocity(Device& device, const ImageHeader& from, const std::vector<float>& velocity,
-                                    const ImageHeader& grid) {
-  ImageHeader h = from;
-  h.num_volumes = 3;
-  const Image coarse(h, velocity);
-  Image fine = resample(device, coarse, grid, {}, ResampleInterpolation::kLinear);
-  const Eigen::Matrix3d to_fine = grid.affine.topLeftCorner<3, 3>().inverse() * from.affine.topLeftCorner<3, 3>();
-  const size_t n = static_cast<size_t>(grid.voxels_per_volume());
-  std::vector<float>& v = fine.data();
-  for (size_t i = 0; i < n; ++i) {
-    const Eigen::Vector3d w = to_fine * Eigen::Vector3d(v[i], v[n + i], v[2 * n + i]);
-    for (size_t c = 0; c < 3; ++c) v[c * n + i] = static_cast<float>(w[static_cast<int>(c)]);
+// `image` smoothed on its own grid (FWHM in mm; 0: as is) and resampled trilinearly into `out` on `grid`, its voxel v
+// taken from the image's world point T A_grid v (T: grid world -> image world).
+void level_image(Device& device, const DeviceImage& image, double fwhm_mm, const ImageHeader& grid,
+                 const Eigen::Matrix4d& t, DeviceBuffer<float>& scratch, DeviceBuffer<float>& out) {
+  const DeviceBuffer<float>* source = &image.data;
+  if (fwhm_mm > 0.0) {
+    SmoothingSpec spec;
+    spec.fwhm_mm = fwhm_mm;
+    GaussianSmoother smoother(device, image.grid.dims, image.grid.voxel_mm, spec);
+    smoother.enqueue(image.data, scratch, 1);
+    source = &scratch;
   }
-  return std::move(fine.data());
+  const Eigen::Matrix4d to_voxel = image.grid.affine.inverse() * t * grid.affine;
+  resample_on_device(device, *source, image.grid.dims, out, grid.dims, to_voxel, 1, ResampleInterpolation::kLinear);
 }
 
 GaussianSmoother field_smoother(Device& device, const std::array<int64_t, 3>& dims, double fwhm_voxels, int batch) {
   SmoothingSpec spec;
   spec.fwhm_mm = fwhm_voxels;  // on a grid of unit voxels: the FWHM in voxels
   return GaussianSmoother(device, dims, {1.0, 1.0, 1.0}, spec, std::nullopt, batch);
+}
+
+// Least-squares s, o in F ~ s M + o over the voxels where either level image is nonzero (the demons force's global
+// intensity match), from the host copies of the coarsest level's images.
+std::pair<double, double> intensity_match(const std::vector<float>& fixed, const std::vector<float>& moving) {
+  double n = 0, sm = 0, sf = 0, smm = 0, smf = 0;
+  for (size_t i = 0; i < fixed.size(); ++i) {
+    const double f = fixed[i], m = moving[i];
+    if (f == 0.0 && m == 0.0) continue;
+    n += 1;
+    sm += m;
+    sf += f;
+    smm += m * m;
+    smf += m * f;
+  }
+  if (n < 2) return {1.0, 0.0};
+  const double var = smm - sm * sm / n;
+  const double s = var > 0 ? (smf - sm * sf / n) / var : 1.0;
+  return {s, (sf - s * sm) / n};
 }
 
 }  // namespace
@@ -202,49 +177,70 @@ NonlinearResult nonlinear_register(Device& device, const Image& fixed_in, const 
   check_image(fixed_in, "fixed");
   check_image(moving_in, "moving");
   inverse_affine(affine, "non-linear registration: the affine");
-  const Image fixed = finite_copy(fixed_in);
-  const Image moving = finite_copy(moving_in);
   cl_command_queue q = device.queue();
-  NonlinearResult result;
-  std::vector<float> velocity;
-  ImageHeader previous;
+  // Both images go to the device once; every level is made there from them.
+  const DeviceImage fixed = upload(device, fixed_in, "fixed");
+  const DeviceImage moving = upload(device, moving_in, "moving");
+  DeviceBuffer<float> fixed_scratch(device, fixed.data.size()), moving_scratch(device, moving.data.size());
   const bool lncc = options.force == NonlinearForce::kLncc;
+  const auto eps_fixed = static_cast<float>(kRelativeVarianceEps * fixed.largest * fixed.largest);
+  const auto eps_moving = static_cast<float>(kRelativeVarianceEps * moving.largest * moving.largest);
+  std::pair<double, double> match{1.0, 0.0};  // demons: moving intensities -> fixed ones
+  const double smallest = *std::min_element(fixed.grid.voxel_mm.begin(), fixed.grid.voxel_mm.end());
+
+  NonlinearResult result;
+  ImageHeader previous;
+  std::optional<DeviceBuffer<float>> carried;  // the previous level's velocity
   for (size_t li = 0; li < options.levels.size(); ++li) {
     const auto start = std::chrono::steady_clock::now();
     const NonlinearLevel& level = options.levels[li];
-    const LevelImages images = level_images(device, fixed, moving, affine, level, options.force);
-    const auto& dims = images.grid.dims;
-    const auto n = static_cast<size_t>(images.grid.voxels_per_volume());
-    velocity = li == 0 ? std::vector<float>(3 * n, 0.0f) : carried_velocity(device, previous, velocity, images.grid);
-    previous = images.grid;
+    const int factor = std::max(1, static_cast<int>(std::lround(level.spacing_mm / smallest)));
+    const double fwhm = level.image_fwhm_mm >= 0.0 ? level.image_fwhm_mm : (factor > 1 ? level.spacing_mm : 0.0);
+    const ImageHeader grid = merged_grid(fixed.grid, factor);
+    const auto& dims = grid.dims;
+    const auto n = static_cast<size_t>(grid.voxels_per_volume());
 
     DeformationOps ops(device, dims);
+    DeviceBuffer<float> f(device, n), m(device, n);
+    level_image(device, fixed, fwhm, grid, Eigen::Matrix4d::Identity(), fixed_scratch, f);
+    level_image(device, moving, fwhm, grid, affine, moving_scratch, m);
+    if (!lncc) {
+      // Demons: intensities matched to the fixed image's (once, at the first level) and scaled to [0, 1].
+      if (li == 0) match = intensity_match(f.read_all(q), m.read_all(q));
+      const double scale = 1.0 / fixed.largest;
+      ops.scale_intensity(f, static_cast<float>(scale), 0.0f);
+      ops.scale_intensity(m, static_cast<float>(match.first * scale), static_cast<float>(match.second * scale));
+    }
+    DeviceBuffer<float> v(device, 3 * n), u(device, 3 * n), scratch(device, 3 * n), moments(device, 3 * n),
+        local(device, 3 * n), force(device, 3 * n), update(device, 3 * n), cc(device, n);
+    if (carried) {
+      // The previous level's velocity on this grid, in this grid's voxel units.
+      resample_on_device(device, *carried, previous.dims, v, dims, previous.affine.inverse() * grid.affine, 3,
+                         ResampleInterpolation::kLinear);
+      ops.transform_vectors(v, v,
+                            grid.affine.topLeftCorner<3, 3>().inverse() * previous.affine.topLeftCorner<3, 3>());
+    } else {
+      v.fill(q, 0.0f);
+    }
     GaussianSmoother window = field_smoother(device, dims, options.window_fwhm_voxels, 3);
     GaussianSmoother fluid = field_smoother(device, dims, options.fluid_fwhm_voxels, 3);
     GaussianSmoother diffusion = field_smoother(device, dims, options.diffusion_fwhm_voxels, 3);
     DeviceSum sum(device);
-    DeviceBuffer<float> f(device, n), m(device, n);
-    f.write(q, images.fixed);
-    m.write(q, images.moving);
-    DeviceBuffer<float> v(device, 3 * n), u(device, 3 * n), scratch(device, 3 * n), moments(device, 3 * n),
-        local(device, 3 * n), force(device, 3 * n), update(device, 3 * n), cc(device, n);
-    v.write(q, velocity);
-    // The fixed image's local statistics, once per level; the voxels where they allow a correlation.
+    // The fixed image's local statistics, once per level, and the voxels where they allow a correlation.
     DeviceBuffer<float> fixed_local(device, 2 * n);
     double valid = static_cast<double>(n);
     if (lncc) {
-      DeviceBuffer<float> fixed_moments(device, 2 * n);
-      ops.fixed_moments(f, fixed_moments);
-      window.enqueue(fixed_moments, fixed_local, 2);
-      const std::vector<float> stats = fixed_local.read_all(q);
-      valid = 0;
-      for (size_t i = 0; i < n; ++i) valid += stats[n + i] - stats[i] * stats[i] > kVarianceEps ? 1.0 : 0.0;
+      ops.fixed_moments(f, moments);
+      window.enqueue(moments, fixed_local, 2);
+      ops.variance_indicator(fixed_local, eps_fixed, cc);
+      valid = sum.sum(cc, n);
       if (valid < 1) throw std::invalid_argument("non-linear registration: the fixed image has no structure");
     }
 
     NonlinearLevelReport report;
     report.level = level;
     report.dims = dims;
+    report.setup_seconds = seconds_since(start);
     std::vector<double> history;
     double max_velocity = ops.max_norm(v);
     for (int it = 0; it <= level.iterations; ++it) {
@@ -253,7 +249,7 @@ NonlinearResult nonlinear_register(Device& device, const Image& fixed_in, const 
       double similarity = 0.0;
       if (lncc) {
         window.enqueue(moments, local, 3);
-        ops.lncc_force(f, moments, local, fixed_local, kVarianceEps, force, cc);
+        ops.lncc_force(f, moments, local, fixed_local, eps_fixed, eps_moving, force, cc);
         similarity = sum.sum(cc, n) / valid;
       } else {
         ops.demons_force(f, moments, static_cast<float>(options.demons_alpha), force, cc);
@@ -268,9 +264,12 @@ NonlinearResult nonlinear_register(Device& device, const Image& fixed_in, const 
           history.size() > w && history.back() - history[history.size() - 1 - w] < options.convergence_tolerance;
       if (it == level.iterations || converged) break;  // the last evaluation measures the final field
       fluid.enqueue(force, update, 3);
+      // The step: the smoothed force times a fixed gain (a gradient ascent whose steps shrink as the images come to
+      // match), capped so that no vector moves by more than step_voxels in one iteration.
       const double largest_update = ops.max_norm(update);
       if (!(largest_update > 0.0)) break;
-      ops.add_scaled(v, update, static_cast<float>(options.step_voxels / largest_update));
+      const double gain = std::min(options.gain, options.step_voxels / largest_update);
+      ops.add_scaled(v, update, static_cast<float>(gain));
       if (options.diffusion_fwhm_voxels > 0.0) {
         diffusion.enqueue(v, scratch, 3);
         std::swap(v, scratch);
@@ -281,15 +280,17 @@ NonlinearResult nonlinear_register(Device& device, const Image& fixed_in, const 
       report.seconds = seconds_since(start);
       if (progress) progress(report, static_cast<int>(li));
     }
-    velocity = v.read_all(q);
     report.max_velocity_voxels = max_velocity;
+    carried = std::move(v);
+    previous = grid;
+    RTF_CL_CHECK(clFinish(q));
     report.seconds = seconds_since(start);
     report.finished = true;
     if (progress) progress(report, static_cast<int>(li));
     result.levels.push_back(report);
   }
   result.grid = previous;
-  result.velocity = std::move(velocity);
+  result.velocity = carried->read_all(q);
   return result;
 }
 

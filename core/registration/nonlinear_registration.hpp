@@ -34,7 +34,8 @@ struct NonlinearOptions {
   double window_fwhm_voxels = 4.0;    // LNCC window (Gaussian), in level voxels
   double fluid_fwhm_voxels = 3.0;     // smoothing of each update, in level voxels
   double diffusion_fwhm_voxels = 1.5;  // smoothing of v after each update, in level voxels
-  double step_voxels = 0.35;           // the largest update per iteration, in level voxels
+  double gain = 0.5;                   // update = gain * smoothed force (LNCC: forces of matched images are ~0)
+  double step_voxels = 0.25;           // the largest update per iteration, in level voxels (caps gain * force)
   double demons_alpha = 0.5;           // demons: the largest step is about 1 / (2 alpha) voxels per unit intensity
   int convergence_window = 8;          // a level ends when the similarity gained less than
   double convergence_tolerance = 1e-4;  // `convergence_tolerance` over the last `convergence_window` iterations
@@ -46,7 +47,8 @@ struct NonlinearLevelReport {
   int iterations = 0;
   double similarity_start = 0.0, similarity_end = 0.0;  // mean local cc (lncc) or -MSE (demons), at the level's images
   double max_velocity_voxels = 0.0;
-  double seconds = 0.0;
+  double setup_seconds = 0.0;  // the level's images and buffers (smoothing, resampling, uploads)
+  double seconds = 0.0;        // the whole level, set-up included
   bool finished = false;  // the level's last report
 };
 

@@ -134,4 +134,28 @@ Image resample(Device& device, const Image& input, const ImageHeader& reference,
   return out;
 }
 
+void resample_on_device(Device& device, const DeviceBuffer<float>& in, const std::array<int64_t, 3>& in_dims,
+                        DeviceBuffer<float>& out, const std::array<int64_t, 3>& out_dims,
+                        const Eigen::Matrix4d& out_voxel_to_in_voxel, int64_t volumes,
+                        ResampleInterpolation interpolation, float outside) {
+  inverse_affine(out_voxel_to_in_voxel, "resample: the voxel mapping");
+  const auto in_count = static_cast<size_t>(in_dims[0] * in_dims[1] * in_dims[2]);
+  const auto out_count = static_cast<size_t>(out_dims[0] * out_dims[1] * out_dims[2]);
+  if (volumes < 1 || in.size() < in_count * static_cast<size_t>(volumes) ||
+      out.size() < out_count * static_cast<size_t>(volumes)) {
+    throw std::invalid_argument(fmt::format("resample: buffers of {} and {} floats for {} volume(s) of {} and {} voxels",
+                                            in.size(), out.size(), volumes, in_count, out_count));
+  }
+  const ClKernel sample =
+      device.kernel(kSource, "sample_affine", {fmt::format("INTERP={}", interp_define(interpolation))});
+  for (int64_t t = 0; t < volumes; ++t) {
+    set_args(sample, in, static_cast<cl_ulong>(in_count * static_cast<size_t>(t)), static_cast<int>(in_dims[0]),
+             static_cast<int>(in_dims[1]), static_cast<int>(in_dims[2]), out,
+             static_cast<cl_ulong>(out_count * static_cast<size_t>(t)), static_cast<int>(out_dims[0]),
+             static_cast<int>(out_dims[1]), static_cast<int>(out_dims[2]), matrix_row(out_voxel_to_in_voxel, 0),
+             matrix_row(out_voxel_to_in_voxel, 1), matrix_row(out_voxel_to_in_voxel, 2), outside);
+    launch<1>(device.queue(), sample, {out_count}, {kGroup}, {}, EventMode::kNone);
+  }
+}
+
 }  // namespace rtf

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
 #include "core/image/image.hpp"
 #include "core/registration/displacement_field.hpp"
@@ -35,5 +36,14 @@ Eigen::Matrix4d inverse_affine(const Eigen::Matrix4d& affine, std::string_view w
 Image resample(Device& device, const Image& input, const ImageHeader& reference,
                const std::vector<SpatialTransform>& chain, ResampleInterpolation interpolation, float outside = 0.0f,
                const std::function<void(int64_t done, int64_t total)>& progress = {});
+
+// Device-resident resampling through one affine, for images already on the device: `volumes` volumes of `in` (x
+// fastest, `in_dims`, back to back) sampled at M v for each voxel v of the `out_dims` grid (M: output voxel -> input
+// voxel, e.g. A_in^-1 T A_out) into `out` (volumes back to back); points outside the input get `outside`. Enqueued on
+// the compute queue. Throws std::invalid_argument when a buffer is too small or M is not invertible.
+void resample_on_device(Device& device, const DeviceBuffer<float>& in, const std::array<int64_t, 3>& in_dims,
+                        DeviceBuffer<float>& out, const std::array<int64_t, 3>& out_dims,
+                        const Eigen::Matrix4d& out_voxel_to_in_voxel, int64_t volumes,
+                        ResampleInterpolation interpolation, float outside = 0.0f);
 
 }  // namespace rtf

@@ -226,8 +226,8 @@ TEST_P(DeformationOpsTest, LnccForceMatchesReference) {
   ops.warp_moments(dj, df, zero, moments);
   smoother.enqueue(moments, local, 3);
   const float eps = 1e-5f;
-  ops.lncc_force(df, moments, local, fixed_local, eps, force, cc);
-  const auto ref = reference::lncc_force(fixed, warped, d, smoother.taps(), eps);
+  ops.lncc_force(df, moments, local, fixed_local, eps, 2.0f * eps, force, cc);
+  const auto ref = reference::lncc_force(fixed, warped, d, smoother.taps(), eps, 2.0 * eps);
   double largest = 0.0;
   for (double f : ref.force) largest = std::max(largest, std::abs(f));
   ASSERT_GT(largest, 0.0);
@@ -293,6 +293,51 @@ TEST_P(DeformationOpsTest, UpdateNormJacobianAndUnits) {
   EXPECT_EQ(mismatches(download(out), ref, 1e-5), 0);
 }
 
+TEST_P(DeformationOpsTest, WarpCheckIntensityAndIndicatorMatchReference) {
+  SCOPED_TRACE(::testing::Message() << "seed " << seed_);
+  const Dims d = GetParam();
+  const size_t n = count_of(d);
+  DeformationOps ops(test::test_device(), d);
+  // A Jacobian with some folded voxels, a residual field, a mask image with a third of the voxels outside.
+  auto det = random_volume(n, rng_, -0.3f, 2.0f);
+  const auto residual = smooth_field(d, rng_, 1.0);
+  auto mask = random_volume(n, rng_, -1.0f, 2.0f);
+  auto ddet = upload(det), dres = upload(residual), dmask = upload(mask);
+  const WarpCheck c = ops.warp_check(ddet, dres, dmask);
+  const reference::WarpCheck r = reference::warp_check(det, residual, mask);
+  EXPECT_GT(r.folded_in_mask, 0);
+  EXPECT_GT(r.folded, r.folded_in_mask);
+  EXPECT_EQ(c.min_det, r.min_det);  // a minimum and a maximum of floats are exact
+  EXPECT_EQ(c.max_det, r.max_det);
+  EXPECT_EQ(c.folded, r.folded);
+  EXPECT_EQ(c.folded_in_mask, r.folded_in_mask);
+  EXPECT_EQ(c.in_mask, r.in_mask);
+  EXPECT_NEAR(c.max_residual, r.max_residual, 1e-6 * r.max_residual);  // one float length
+  EXPECT_NEAR(c.mean_residual, r.mean_residual, 1e-5 * r.mean_residual);  // float partial sums of < 2,000 terms
+
+  // v = a v + b where v != 0.
+  std::vector<float> v = random_volume(n, rng_, 0.0f, 3.0f);
+  for (size_t i = 0; i < n; i += 3) v[i] = 0.0f;
+  auto dv = upload(v);
+  ops.scale_intensity(dv, 1.5f, -0.25f);
+  std::vector<double> ref(n);
+  for (size_t i = 0; i < n; ++i) ref[i] = v[i] != 0.0f ? 1.5 * v[i] - 0.25 : 0.0;
+  EXPECT_EQ(mismatches(download(dv), ref, 1e-6), 0);
+
+  // The voxels whose local variance (from [mean, mean of squares]) exceeds eps.
+  std::vector<float> means(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    means[i] = v[i];
+    means[n + i] = v[i] * v[i] + (i % 2 == 0 ? 0.5f : 1e-6f);
+  }
+  auto dmeans = upload(means);
+  auto out = poisoned(n);
+  ops.variance_indicator(dmeans, 1e-3f, out);
+  std::vector<double> expected(n);
+  for (size_t i = 0; i < n; ++i) expected[i] = i % 2 == 0 ? 1.0 : 0.0;
+  EXPECT_EQ(mismatches(download(out), expected, 0.0), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(OddGrids, DeformationOpsTest,
                          ::testing::Values(Dims{13, 11, 9}, Dims{17, 12, 10}, Dims{9, 15, 7}),
                          [](const ::testing::TestParamInfo<Dims>& p) {
@@ -327,6 +372,7 @@ TEST(DeformationOps, RejectsWrongSizesAndAliasing) {
   auto field = upload(std::vector<float>(375, 0.0f));
   auto out = upload(std::vector<float>(375, 0.0f));
   EXPECT_THROW(ops.compose(small, field, out, 1.0f), std::invalid_argument);
+  EXPECT_THROW(ops.warp_check(small, field, small), std::invalid_argument);
   EXPECT_THROW(ops.compose(field, field, field, 1.0f), std::invalid_argument);
   EXPECT_THROW(DeformationOps(test::test_device(), {0, 5, 5}), std::invalid_argument);
 }

@@ -1,0 +1,239 @@
+// Normalisation benchmark (issue 14): a T1 -> template (affine + non-linear) on the device, or, with --synthetic, the
+// template deformed by a known random diffeomorphism and affine (sim/warp_phantom.hpp) registered back. Prints one
+// JSON line: the wall-clock median/p95 of the whole normalisation, the affine's and each warp level's median time
+// (and its set-up share), the NCC in the template's brain after the affine and after the warp, the Jacobian and
+// inverse checks, and for --synthetic the displacement error against the truth over the brain (median, mean, p95,
+// max) and the mean Dice of atlas labels pulled onto the subject by the truth and by the estimate. The first run
+// (kernel compilation) is not timed.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <Eigen/Geometry>
+#include <Eigen/LU>
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "bench/bench_stats.hpp"
+#include "core/device/device.hpp"
+#include "core/io/nifti_io.hpp"
+#include "core/reference/resample_reference.hpp"
+#include "core/registration/normalization.hpp"
+#include "core/registration/resample.hpp"
+#include "core/util/quantiles.hpp"
+#include "sim/warp_phantom.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string device;
+  std::string moving = "../shared/data/anat/fcon1000_Beijing_sub00440_T1_brain.nii.gz";
+  std::string fixed = "../shared/data/templates/MNI152_T1_1mm_brain.nii.gz";
+  std::string atlas, error_map;
+  std::string affine_levels = "8:8,4:4,2:2";
+  std::string levels = "8:40,4:30,2:20";
+  std::string force = "lncc";
+  bool synthetic = false;
+  bool affine_only = false;
+  double max_displacement_mm = 8.0;
+  int runs = 3;
+  rtf::NonlinearOptions warp;
+};
+
+Eigen::Vector3d through(const std::vector<rtf::SpatialTransform>& chain, Eigen::Vector3d p) {
+  for (const auto& t : chain) p = rtf::reference::transform_point(t, p);
+  return p;
+}
+
+// Mean and smallest Dice over the labels present in `truth` with at least 10 voxels.
+std::pair<double, double> mean_dice(const rtf::Image& truth, const rtf::Image& estimate) {
+  std::map<int, std::array<int64_t, 3>> counts;  // label -> truth, estimate, both
+  for (size_t i = 0; i < truth.data().size(); ++i) {
+    const int a = static_cast<int>(std::lround(truth.data()[i])), b = static_cast<int>(std::lround(estimate.data()[i]));
+    if (a != 0) ++counts[a][0];
+    if (b != 0) ++counts[b][1];
+    if (a != 0 && a == b) ++counts[a][2];
+  }
+  double sum = 0.0, smallest = 1.0;
+  int used = 0;
+  for (const auto& [label, c] : counts) {
+    if (c[0] < 10) continue;
+    const double d = 2.0 * static_cast<double>(c[2]) / static_cast<double>(c[0] + c[1]);
+    sum += d;
+    smallest = std::min(smallest, d);
+    ++used;
+  }
+  return {used > 0 ? sum / used : 0.0, smallest};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  CLI::App app{"rtfmri normalisation benchmark: T1 -> template, affine + non-linear, JSON lines"};
+  app.add_option("--device", opt.device, "OpenCL device spec (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
+  app.add_option("--moving", opt.moving, "Moving T1 (ignored with --synthetic)")->capture_default_str();
+  app.add_option("--fixed", opt.fixed, "Template (brain-extracted)")->capture_default_str();
+  app.add_option("--atlas", opt.atlas, "Label image in the template's space (Dice with --synthetic), e.g. AAL");
+  app.add_option("--affine-levels", opt.affine_levels, "SPACING:FWHM per affine level")->capture_default_str();
+  app.add_option("--levels", opt.levels, "SPACING:ITERATIONS[:FWHM] per warp level")->capture_default_str();
+  app.add_option("--force", opt.force, "lncc or demons")->check(CLI::IsMember({"lncc", "demons"}));
+  app.add_option("--window", opt.warp.window_fwhm_voxels, "LNCC window FWHM (level voxels)")->capture_default_str();
+  app.add_option("--fluid", opt.warp.fluid_fwhm_voxels, "Update smoothing FWHM (level voxels)")->capture_default_str();
+  app.add_option("--diffusion", opt.warp.diffusion_fwhm_voxels, "Velocity smoothing FWHM (level voxels)")
+      ->capture_default_str();
+  app.add_option("--step", opt.warp.step_voxels, "Largest update per iteration (level voxels)")->capture_default_str();
+  app.add_option("--gain", opt.warp.gain, "Update = gain * smoothed force")->capture_default_str();
+  app.add_option("--tolerance", opt.warp.convergence_tolerance, "Convergence: least gain over the window")
+      ->capture_default_str();
+  app.add_option("--runs", opt.runs, "Timed runs")->capture_default_str();
+  app.add_flag("--affine-only", opt.affine_only, "No warp");
+  app.add_flag("--synthetic", opt.synthetic,
+               "Register the template deformed by a known random smooth diffeomorphism (up to --max-displacement mm) "
+               "and a known affine, on an oblique grid, back to the template; report the error against the truth");
+  app.add_option("--error-map", opt.error_map, "Synthetic: write the error (mm) per template voxel to this NIfTI");
+  app.add_option("--max-displacement", opt.max_displacement_mm, "Synthetic: largest displacement (mm)")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  auto device_handle = rtf::Device::open(opt.device);
+  rtf::Device& device = *device_handle;
+  const rtf::Image fixed = rtf::read_nifti(opt.fixed);
+  std::optional<rtf::sim::WarpPhantom> phantom;
+  rtf::Image moving;
+  if (opt.synthetic) {
+    const rtf::ImageHeader& g = fixed.header();
+    const Eigen::Vector3d centre =
+        (g.affine * Eigen::Vector4d(0.5 * static_cast<double>(g.dims[0] - 1), 0.5 * static_cast<double>(g.dims[1] - 1),
+                                    0.5 * static_cast<double>(g.dims[2] - 1), 1.0))
+            .head<3>();
+    rtf::sim::WarpPhantomSpec spec;
+    spec.max_displacement_mm = opt.max_displacement_mm;
+    spec.affine = rtf::sim::affine_about(centre, 0.12, Eigen::Vector3d(0.3, -0.8, 0.5), Eigen::Vector3d(1.08, 0.95, 1.04),
+                                         Eigen::Vector3d(6.0, -9.0, 4.0));
+    // The subject's grid: the template's moved with the brain, voxels 10% larger (about the grid's centre) and tilted
+    // 8 degrees about the moved centre: oblique to the template, with its own voxel size.
+    Eigen::Matrix4d bigger = Eigen::Matrix4d::Identity();
+    for (int a = 0; a < 3; ++a) {
+      bigger(a, a) = 1.1;
+      bigger(a, 3) = -0.05 * static_cast<double>(g.dims[static_cast<size_t>(a)] - 1);
+    }
+    const Eigen::Vector3d moved_centre = (spec.affine * centre.homogeneous()).head<3>();
+    const Eigen::Matrix4d tilt = rtf::sim::affine_about(moved_centre, 0.14, Eigen::Vector3d(1.0, 0.2, 0.0),
+                                                        Eigen::Vector3d::Ones(), Eigen::Vector3d::Zero());
+    spec.subject_grid = g;
+    spec.subject_grid.affine = tilt * spec.affine * g.affine * bigger;
+    for (int a = 0; a < 3; ++a) {
+      spec.subject_grid.voxel_mm[static_cast<size_t>(a)] = spec.subject_grid.affine.block<3, 1>(0, a).norm();
+    }
+    phantom = rtf::sim::make_warp_phantom(device, fixed, spec);
+    moving = phantom->subject;
+  } else {
+    moving = rtf::read_nifti(opt.moving);
+  }
+  rtf::NormalizationOptions options;
+  options.affine.levels = rtf::parse_linear_levels(opt.affine_levels);
+  options.nonlinear = !opt.affine_only;
+  options.warp = opt.warp;
+  options.warp.levels = rtf::parse_nonlinear_levels(opt.levels);
+  options.warp.force = opt.force == "demons" ? rtf::NonlinearForce::kDemons : rtf::NonlinearForce::kLncc;
+
+  std::vector<double> total_ms, affine_ms;
+  std::vector<std::vector<double>> level_ms(options.warp.levels.size()), level_setup_ms(options.warp.levels.size());
+  rtf::NormalizationResult last;
+  for (int run = 0; run <= opt.runs; ++run) {
+    const auto t0 = Clock::now();
+    last = rtf::normalize(device, moving, fixed, options);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (run == 0) continue;
+    total_ms.push_back(ms);
+    double affine = 0.0;
+    for (const auto& l : last.affine_report.levels) affine += 1e3 * l.seconds;
+    affine_ms.push_back(affine);
+    for (size_t l = 0; l < last.nonlinear_report.levels.size(); ++l) {
+      level_ms[l].push_back(1e3 * last.nonlinear_report.levels[l].seconds);
+      level_setup_ms[l].push_back(1e3 * last.nonlinear_report.levels[l].setup_seconds);
+    }
+  }
+  // Quality: NCC in the template's brain, affine only and in all.
+  std::vector<float> brain(fixed.data().size());
+  for (size_t i = 0; i < brain.size(); ++i) brain[i] = fixed.data()[i] > 0.0f ? 1.0f : 0.0f;
+  const rtf::Image affine_only =
+      rtf::resample(device, moving, fixed.header(), {last.affine}, rtf::ResampleInterpolation::kLinear);
+  const rtf::Image warped =
+      rtf::resample(device, moving, fixed.header(), last.template_to_subject(), rtf::ResampleInterpolation::kLinear);
+  nlohmann::json levels = nlohmann::json::array();
+  for (size_t l = 0; l < last.nonlinear_report.levels.size(); ++l) {
+    const auto& r = last.nonlinear_report.levels[l];
+    levels.push_back({{"spacing_mm", r.level.spacing_mm},
+                      {"dims", {r.dims[0], r.dims[1], r.dims[2]}},
+                      {"iterations", r.iterations},
+                      {"similarity", {r.similarity_start, r.similarity_end}},
+                      {"median_ms", rtf::bench::summarize(level_ms[l]).median},
+                      {"setup_median_ms", rtf::bench::summarize(level_setup_ms[l]).median}});
+  }
+  const auto total = rtf::bench::summarize(total_ms);
+  nlohmann::json line = {{"bench", "normalization"},
+                         {"case", opt.synthetic ? "synthetic warp of " + opt.fixed : opt.moving + " -> " + opt.fixed},
+                         {"device", device.info().device_name},
+                         {"force", opt.force},
+                         {"levels_spec", opt.levels},
+                         {"window", opt.warp.window_fwhm_voxels},
+                         {"fluid", opt.warp.fluid_fwhm_voxels},
+                         {"diffusion", opt.warp.diffusion_fwhm_voxels},
+                         {"step", opt.warp.step_voxels},
+                         {"tolerance", opt.warp.convergence_tolerance},
+                         {"gain", opt.warp.gain},
+                         {"runs", total.runs},
+                         {"median_ms", total.median},
+                         {"p95_ms", total.p95},
+                         {"affine_median_ms", rtf::bench::summarize(affine_ms).median},
+                         {"levels", levels},
+                         {"ncc_brain_affine", rtf::masked_ncc(affine_only.data(), fixed.data(), brain)},
+                         {"ncc_brain", rtf::masked_ncc(warped.data(), fixed.data(), brain)},
+                         {"jacobian_min", last.jacobian_summary.min},
+                         {"jacobian_max", last.jacobian_summary.max},
+                         {"folded_in_brain", last.jacobian_summary.folded_in_mask},
+                         {"inverse_error_mean_mm", last.inverse_error_mean_mm},
+                         {"inverse_error_max_mm", last.inverse_error_max_mm}};
+  if (phantom) {
+    // Displacement error over the template's brain voxels (every second voxel per axis).
+    std::vector<double> errors;
+    rtf::Image error_map(fixed.header(), 0.0f);
+    const auto truth = phantom->template_to_subject();
+    const auto estimate = last.template_to_subject();
+    for (int64_t z = 0; z < fixed.nz(); z += 2) {
+      for (int64_t y = 0; y < fixed.ny(); y += 2) {
+        for (int64_t x = 0; x < fixed.nx(); x += 2) {
+          if (!(fixed.at(x, y, z) > 0.0f)) continue;
+          const Eigen::Vector3d p =
+              (fixed.header().affine *
+               Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y), static_cast<double>(z), 1.0))
+                  .head<3>();
+          errors.push_back((through(truth, p) - through(estimate, p)).norm());
+          error_map.at(x, y, z) = static_cast<float>(errors.back());
+        }
+      }
+    }
+    if (!opt.error_map.empty()) rtf::write_nifti(opt.error_map, error_map);
+    const rtf::Quantiles q = rtf::quantiles(errors);
+    double mean = 0.0;
+    for (double e : errors) mean += e / static_cast<double>(errors.size());
+    line["error_mm"] = {{"median", q.median}, {"mean", mean}, {"p95", q.p95}, {"max", q.max}};
+    if (!opt.atlas.empty()) {
+      const rtf::Image atlas = rtf::read_nifti(opt.atlas);
+      const rtf::ImageHeader& sg = phantom->subject.header();
+      const auto by_truth =
+          rtf::resample(device, atlas, sg, phantom->subject_to_template(), rtf::ResampleInterpolation::kNearest);
+      const auto by_estimate =
+          rtf::resample(device, atlas, sg, last.subject_to_template(), rtf::ResampleInterpolation::kNearest);
+      const auto [dice, smallest] = mean_dice(by_truth, by_estimate);
+      line["atlas_dice"] = {{"mean", dice}, {"min", smallest}};
+    }
+  }
+  rtf::bench::print_line(line);
+  return 0;
+}
