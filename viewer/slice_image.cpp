@@ -148,9 +148,10 @@ std::array<int64_t, 3> roi_centre(std::span<const float> labels, std::array<int6
   for (size_t i = 0; i < labels.size(); ++i) {
     if (!(labels[i] > 0.0f) || ((static_cast<uint32_t>(labels[i]) >> k) & 1u) == 0) continue;
     const auto index = static_cast<int64_t>(i);
-    sum[0] += static_cast<double>(index % dims[0]);
-    sum[1] += static_cast<double>((index / dims[0]) % dims[1]);
-    sum[2] += static_cast<double>(index / (dims[0] * dims[1]));
+    const int64_t x = index % dims[0], y = (index / dims[0]) % dims[1], z = index / (dims[0] * dims[1]);
+    sum[0] += static_cast<double>(x);
+    sum[1] += static_cast<double>(y);
+    sum[2] += static_cast<double>(z);
     ++count;
   }
   if (count == 0) return {-1, -1, -1};

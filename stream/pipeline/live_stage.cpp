@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "stream/pipeline/warm_up.hpp"
+
 namespace rtf::stream {
 
 namespace {
@@ -28,7 +30,16 @@ LiveStage::LiveStage(Device& device, PipelineConfig config, DropOldestQueue<Acce
       outputs_(outputs),
       observer_(std::move(observer)),
       device_label_(device.info().label()) {
-  if (config_.registration()) subject_space_ = std::make_unique<SubjectSpaceSetup>(device, config_, session_dir_);
+  if (config_.registration()) {
+    subject_space_ = std::make_unique<SubjectSpaceSetup>(device, config_, session_dir_);
+    if (!config_.warm.empty()) {
+      try {
+        subject_space_->warm(warm_grid(config_.warm));  // the registration's kernels too, before the first run
+      } catch (const std::exception& e) {
+        spdlog::warn("subject space: no warm-up: {}", e.what());
+      }
+    }
+  }
 }
 
 LiveStage::~LiveStage() = default;

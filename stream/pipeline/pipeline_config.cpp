@@ -183,8 +183,8 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   reg.read("t1", c.t1);
   c.t1 = resolve(base_dir, c.t1);
   reg.read("template", c.template_name);
-  if (!c.template_name.empty() && c.template_name.find('/') != std::string::npos) {
-    c.template_name = resolve(base_dir, c.template_name);  // a path (names have no '/')
+  if (c.template_name != "colin27" && c.template_name != "colin27-head" && c.template_name != "mni152") {
+    c.template_name = resolve(base_dir, c.template_name);  // a path, not a template's name
   }
   reg.read("normalization", c.normalization);
   c.normalization = resolve(base_dir, c.normalization);
@@ -327,7 +327,7 @@ RoiSpace PipelineConfig::space_of(const RoiSpec& roi) const {
 std::filesystem::path registration_template_path(const PipelineConfig& c) {
   const std::string name = c.template_name.empty() ? "colin27" : c.template_name;
   if ((name == "colin27" || name == "colin27-head") && !c.data_dir.empty()) {
-    const auto path = c.data_dir / (name == "colin27" ? kDefaultTemplate : "mricron/ch2.nii.gz");
+    auto path = c.data_dir / (name == "colin27" ? kDefaultTemplate : "mricron/ch2.nii.gz");
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec)) return path;
   }

@@ -82,6 +82,17 @@ void SubjectSpaceSetup::request(const std::string& run, Image reference, int64_t
   changed_.notify_all();
 }
 
+void SubjectSpaceSetup::warm(const ImageHeader& grid) {
+  {
+    std::lock_guard lock(mutex_);
+    Request r;
+    r.reference = Image(grid);
+    r.warm = true;
+    requests_.push_back(std::move(r));
+  }
+  changed_.notify_all();
+}
+
 std::shared_ptr<const SubjectSpaceResult> SubjectSpaceSetup::result(const std::string& run) const {
   std::lock_guard lock(mutex_);
   const auto it = results_.find(run);
@@ -110,6 +121,10 @@ void SubjectSpaceSetup::work(const DeviceInfo& info) {
     Request r = std::move(requests_.front());
     requests_.pop_front();
     lock.unlock();
+    if (r.warm) {
+      warm_run(r.reference.header());
+      continue;
+    }
     if (hold_) hold_(r.run);
     std::shared_ptr<const SubjectSpaceResult> result = register_run(r);
     lock.lock();
@@ -181,6 +196,42 @@ void SubjectSpaceSetup::prepare(const DeviceInfo& info) {
   session_report_["seconds"] = seconds_since(start);
   if (prepare_failure_.empty()) {
     spdlog::info("subject space: session set-up done in {:.3f} s ({})", seconds_since(start), step_summary(steps));
+  }
+}
+
+void SubjectSpaceSetup::warm_run(const ImageHeader& grid_in) {
+  if (!prepare_failure_.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
+  const ProgramCacheStats before = device_->programs().stats();
+  try {
+    ImageHeader grid = grid_in;
+    grid.num_volumes = 1;
+    const Image& anatomy = t1_ ? *t1_ : *template_;
+    // The grid centred on the anatomy (the kernels depend on the grid's dimensions only), so that they overlap.
+    auto centre = [](const ImageHeader& h) {
+      return (h.affine * Eigen::Vector4d(0.5 * static_cast<double>(h.dims[0] - 1),
+                                         0.5 * static_cast<double>(h.dims[1] - 1),
+                                         0.5 * static_cast<double>(h.dims[2] - 1), 1.0))
+          .head<3>()
+          .eval();
+    };
+    grid.affine.topRightCorner<3, 1>() += centre(anatomy.header()) - centre(grid);
+    const Image epi = pull_to_grid(*device_, anatomy, grid, {});  // any image on the grid builds the same kernels
+    const SubjectSpaceOptions options = options_from(config_);
+    const LinearRegistrationResult reg =
+        register_epi(*device_, epi, anatomy, t1_ ? options.epi_to_t1 : options.epi_to_template,
+                     [this](const LinearLevelReport&, int) { check_stop(); });
+    place_rois(
+        config_, grid, atlas_ ? &*atlas_ : nullptr, atlas_error_,
+        TemplateGeometry{epi_to_template_chain(reg.transform, t1_ ? &*normalization_ : nullptr), device_.get(), true});
+    const ProgramCacheStats after = device_->programs().stats();
+    spdlog::info(
+        "subject space: registration kernels built for the {}x{}x{} grid in {:.2f} s ({} compiled, {} from "
+        "the disk cache)",
+        grid.dims[0], grid.dims[1], grid.dims[2], seconds_since(start), after.compiles - before.compiles,
+        after.disk_hits - before.disk_hits);
+  } catch (const std::exception& e) {
+    if (!stop_) spdlog::warn("subject space: warming the registration up failed: {}", e.what());
   }
 }
 
@@ -265,7 +316,7 @@ std::shared_ptr<SubjectSpaceResult> SubjectSpaceSetup::register_run(const Reques
     spdlog::error("subject space, run {}: cannot write subject_space.json: {}", r.run, e.what());
   }
   if (!result->failure.empty()) {
-    if (!stop_) {
+    if (!stop_ && prepare_failure_.empty()) {  // a failed session set-up was logged once already
       spdlog::error(
           "subject space, run {}: no subject-space ROIs: {}; the run goes on without ROI outputs (atlas, "
           "seed, feedback ROIs)",

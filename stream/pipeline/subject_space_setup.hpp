@@ -54,6 +54,10 @@ class SubjectSpaceSetup {
   // `reference_index` of the run (-1: an image given in the config). A result already there for `run` is dropped.
   void request(const std::string& run, Image reference, int64_t reference_index, const std::filesystem::path& run_dir);
 
+  // Builds the registration's kernels for runs on `grid` (the server's --warm grid) before the first run's request:
+  // the template (or T1) resampled onto the grid is registered back to it and the ROIs placed, the results thrown away.
+  void warm(const ImageHeader& grid);
+
   // The result for `run` (null while pending or never requested). Never waits.
   std::shared_ptr<const SubjectSpaceResult> result(const std::string& run) const;
   // Waits for the result for `run` (which must have been requested).
@@ -70,11 +74,13 @@ class SubjectSpaceSetup {
     int64_t reference_index = 0;
     std::filesystem::path run_dir;
     std::chrono::steady_clock::time_point requested;
+    bool warm = false;  // warm(): build the kernels, keep nothing
   };
 
   void work(const DeviceInfo& info);
   void prepare(const DeviceInfo& info);
   std::shared_ptr<SubjectSpaceResult> register_run(const Request& request);
+  void warm_run(const ImageHeader& grid);
   void write_session_files();
   void check_stop() const;
 

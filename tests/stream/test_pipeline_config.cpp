@@ -76,6 +76,66 @@ feedback_udp = ["127.0.0.1:7000"]
   EXPECT_NO_THROW(validate(c));
 }
 
+TEST(PipelineConfig, RegistrationAndTheSpaceOfEachRoi) {
+  const PipelineConfig c = parse_pipeline_config(R"(
+[server]
+session_dir = "/s"
+[registration]
+t1 = "anat/t1.nii.gz"
+template = "mni152"
+normalization = "anat/t1_to_mni"
+warp = false
+epi_levels = "8:8,4:4"
+warp_levels = "6:20,3:10"
+[connectivity]
+seed = { sphere_mm = [0, -52, 26], space = "template" }
+[feedback]
+rois = [ { sphere_mm = [-38, -24, 56] }, { sphere_mm = [10, 20, 30], space = "epi", name = "scanner" } ]
+)",
+                                                 "/base");
+  EXPECT_EQ(c.t1, "/base/anat/t1.nii.gz");
+  EXPECT_EQ(c.template_name, "mni152");  // a name stays a name; a file is relative to the session file
+  EXPECT_EQ(parse_pipeline_config("[registration]\ntemplate = \"mine.nii.gz\"\n", "/base").template_name,
+            "/base/mine.nii.gz");
+  EXPECT_EQ(c.normalization, "/base/anat/t1_to_mni");
+  EXPECT_FALSE(c.normalization_warp);
+  EXPECT_EQ(c.epi_levels, "8:8,4:4");
+  EXPECT_EQ(c.normalization_levels, "6:20,3:10");
+  EXPECT_TRUE(c.registration());
+  EXPECT_EQ(c.space_of(*c.seed), RoiSpace::kTemplate);
+  EXPECT_EQ(c.space_of(c.feedback_rois[0]), RoiSpace::kTemplate);  // with [registration]: template (MNI) mm
+  EXPECT_EQ(c.space_of(c.feedback_rois[1]), RoiSpace::kEpi);
+  EXPECT_NO_THROW(validate(c));
+  // Without [registration] (every session file before it): a sphere is in the EPI's world, as it always was.
+  const PipelineConfig old = parse_pipeline_config("[feedback]\nrois = [ { sphere_mm = [-38, -24, 56] } ]\n");
+  EXPECT_FALSE(old.registration());
+  EXPECT_EQ(old.space_of(old.feedback_rois[0]), RoiSpace::kEpi);
+  // Mistakes.
+  EXPECT_NE(error_of("[feedback]\nrois = [ { sphere_mm = [1, 2, 3], space = \"mni\" } ]\n").find("space must be"),
+            std::string::npos);
+  EXPECT_NE(error_of("[feedback]\nrois = [ { atlas = \"Precentral_L\", space = \"epi\" } ]\n")
+                .find("left out for an atlas region"),
+            std::string::npos);
+  EXPECT_NE(error_of("[registration]\nt2 = \"x\"\n").find("unknown key 't2' in [registration]"), std::string::npos);
+  auto invalid = [](const PipelineConfig& config) {
+    try {
+      validate(config);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("valid");
+  };
+  PipelineConfig v = c;
+  v.t1.clear();
+  EXPECT_NE(invalid(v).find("normalization (T1 -> template) needs the T1"), std::string::npos) << invalid(v);
+  v = c;
+  v.atlas_transform = "/x_affine.txt";
+  EXPECT_NE(invalid(v).find("give one of them"), std::string::npos) << invalid(v);
+  v = c;
+  v.epi_levels = "8:8,x";
+  EXPECT_NE(invalid(v).find("[registration]"), std::string::npos) << invalid(v);
+}
+
 TEST(PipelineConfig, MistakesNameTheKey) {
   EXPECT_NE(error_of("[server]\nrign = 4\n").find("unknown key 'rign' in [server]"), std::string::npos);
   EXPECT_NE(error_of("[sever]\n").find("unknown section 'sever'"), std::string::npos);

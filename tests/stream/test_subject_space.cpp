@@ -12,7 +12,9 @@
 
 #include <Eigen/Geometry>
 #include <Eigen/LU>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 
 #include "core/connectivity/atlas.hpp"
@@ -21,6 +23,8 @@
 #include "core/registration/resample.hpp"
 #include "core/registration/subject_space.hpp"
 #include "sim/phantom/phantom.hpp"
+#include "stream/pipeline/live_outputs.hpp"
+#include "stream/pipeline/live_stage.hpp"
 #include "stream/pipeline/subject_space_setup.hpp"
 #include "tests/support/data_paths.hpp"
 #include "tests/support/eventually.hpp"
@@ -321,6 +325,73 @@ TEST(SubjectSpace, BadInputsGiveClearErrors) {
     EXPECT_EQ(result->report["status"], "failed");
     std::printf("set-up failure: %s\n", result->failure.c_str());
   }
+}
+
+// A live run whose registration fails (a 4D "T1": the server was started without the checks) goes on: every volume
+// is analysed (motion and the other stages), the lines say "rois-pending", then "rois-failed" with the reason, and no
+// ROI output ever starts. Paced by the set-up's result, not by the clock.
+TEST(SubjectSpace, ALiveRunWhoseRegistrationFailsGoesOnWithoutRoiOutputs) {
+  SKIP_WITHOUT_DATA();
+  test::TempDir tmp;
+  ImageHeader h;
+  h.dims = {8, 8, 8};
+  h.num_volumes = 3;
+  write_nifti(tmp.path() / "t1_4d.nii.gz", Image(h, 1.0f));
+  sim::PhantomSpec spec;
+  spec.template_path = *test::installed_data("mricron/ch2bet.nii.gz");
+  spec.grid = {40, 48, 30};
+  spec.voxel_mm = {4.0, 4.0, 4.0};
+  spec.volumes = 4;
+  spec.tr_s = 1.0;
+  const Image bold = sim::make_phantom(spec).bold;
+  PipelineConfig c = base_config(tmp.path() / "session");
+  c.t1 = (tmp.path() / "t1_4d.nii.gz").string();
+  c.smoothing_fwhm_mm = 0.0;
+  c.glm_cumulative = false;
+  c.glm_window = 0;
+  c.cca = false;
+  c.results_pub.clear();
+  c.feedback_tcp.clear();
+  DropOldestQueue<AcceptedVolume> queue(4);
+  LatencyLog latency("");
+  std::vector<TrResult> results;
+  LiveStage stage(test::test_device(), c, queue, latency, tmp.path() / "session", nullptr,
+                  [&](const TrResult& r) { results.push_back(r); });
+  ASSERT_NE(stage.subject_space(), nullptr);
+  ImageHeader grid = bold.header();
+  grid.num_volumes = 1;
+  for (int64_t t = 0; t < bold.nt(); ++t) {
+    std::vector<int16_t> samples;
+    for (float v : bold.volume(t)) samples.push_back(static_cast<int16_t>(std::lround(v)));
+    LiveVolume v;
+    v.run = "run-01";
+    v.index = t;
+    v.grid = grid;
+    v.payload = std::as_bytes(std::span<const int16_t>(samples));
+    stage.handle(v, true);
+    if (t == 0) {
+      EXPECT_TRUE(test::eventually([&] { return stage.subject_space()->result("run-01") != nullptr; }));
+    }
+  }
+  stage.finish_run();
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0].roi_status, "pending");
+  for (const TrResult& r : results) {
+    SCOPED_TRACE(r.index);
+    EXPECT_TRUE(r.motion.has_value());  // the run goes on
+    EXPECT_TRUE(r.roi_means.empty());
+    EXPECT_TRUE(r.seed_map.empty() && r.connectivity.empty());
+    EXPECT_TRUE(r.feedback_waits_for_rois);
+    if (r.index == 0) continue;
+    EXPECT_EQ(r.roi_status, "failed");
+    EXPECT_NE(r.roi_reason.find("a 3D image is needed, this one has 3 volumes"), std::string::npos) << r.roi_reason;
+    const nlohmann::json line = feedback_json(r, IngestLatency{}, 0);
+    EXPECT_EQ(line["status"], "rois-failed");
+    EXPECT_EQ(line["roi_status"], "failed");
+    EXPECT_TRUE(line["feedback"].is_null());
+  }
+  std::ifstream report_file(tmp.path() / "session" / "runs" / "run-01" / "subject_space.json");
+  EXPECT_EQ(nlohmann::json::parse(report_file)["status"], "failed");
 }
 
 }  // namespace
