@@ -66,6 +66,7 @@ SubjectSpaceSetup::~SubjectSpaceSetup() {
   }
   changed_.notify_all();
   thread_.join();
+  if (writer_.joinable()) writer_.join();
 }
 
 void SubjectSpaceSetup::check_stop() const {
@@ -108,14 +109,12 @@ std::shared_ptr<const SubjectSpaceResult> SubjectSpaceSetup::wait(const std::str
 
 void SubjectSpaceSetup::work(const DeviceInfo& info) {
   prepare(info);
+  // The session's files on a thread of their own (a 1 mm warp takes seconds to compress): a run's registration never
+  // waits for them. They read only what prepare() left, which nothing changes any more.
+  writer_ = std::thread([this, report = session_report_] { write_session_files(report); });
   while (true) {
     std::unique_lock lock(mutex_);
     if (stop_) return;
-    if (requests_.empty() && !session_files_written_) {
-      lock.unlock();
-      write_session_files();  // when nothing waits: a run's registration goes first
-      continue;
-    }
     changed_.wait(lock, [&] { return stop_.load() || !requests_.empty(); });
     if (stop_) return;
     Request r = std::move(requests_.front());
@@ -235,8 +234,7 @@ void SubjectSpaceSetup::warm_run(const ImageHeader& grid_in) {
   }
 }
 
-void SubjectSpaceSetup::write_session_files() {
-  session_files_written_ = true;
+void SubjectSpaceSetup::write_session_files(nlohmann::json report) {
   try {
     const std::filesystem::path dir = session_dir_ / "subject_space";
     std::filesystem::create_directories(dir);
@@ -246,10 +244,10 @@ void SubjectSpaceSetup::write_session_files() {
       const auto start = std::chrono::steady_clock::now();
       const std::string prefix = (dir / "t1_to_template").string();
       write_normalization(prefix, *normalization_);
-      session_report_["written"] = prefix;
-      session_report_["write_seconds"] = seconds_since(start);
+      report["written"] = prefix;
+      report["write_seconds"] = seconds_since(start);
     }
-    write_text_atomically(dir / "normalization.json", session_report_.dump(2) + "\n");
+    write_text_atomically(dir / "normalization.json", report.dump(2) + "\n");
   } catch (const std::exception& e) {
     spdlog::error("subject space: writing the session's transforms failed: {}", e.what());
   }

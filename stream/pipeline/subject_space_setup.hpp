@@ -81,7 +81,7 @@ class SubjectSpaceSetup {
   void prepare(const DeviceInfo& info);
   std::shared_ptr<SubjectSpaceResult> register_run(const Request& request);
   void warm_run(const ImageHeader& grid);
-  void write_session_files();
+  void write_session_files(nlohmann::json report);
   void check_stop() const;
 
   PipelineConfig config_;
@@ -94,7 +94,7 @@ class SubjectSpaceSetup {
   std::optional<LabelAtlas> atlas_;
   std::string atlas_error_;
   std::optional<NormalizationResult> normalization_;
-  bool normalization_computed_ = false, session_files_written_ = false;
+  bool normalization_computed_ = false;
   std::string prepare_failure_;
   nlohmann::json session_report_;
 
@@ -104,6 +104,7 @@ class SubjectSpaceSetup {
   std::map<std::string, std::shared_ptr<const SubjectSpaceResult>> results_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  std::thread writer_;  // the session's files (started by the worker, joined by the destructor after it)
 };
 
 }  // namespace rtf::stream

@@ -51,6 +51,26 @@ const Eigen::Matrix4d kEpiMove = rigid(7.0, {0.3, 1.0, 0.2}, {12.0, -18.0, 25.0}
 // The T1's: its world = S * template.
 const Eigen::Matrix4d kT1Move = rigid(9.0, {1.0, -0.4, 0.5}, {-22.0, 14.0, 31.0});
 
+// A 4 mm Colin27 phantom on a 40x48x30 grid (in MNI space).
+sim::PhantomSpec small_phantom(int64_t volumes) {
+  sim::PhantomSpec spec;
+  spec.template_path = *test::installed_data("mricron/ch2bet.nii.gz");
+  spec.grid = {40, 48, 30};
+  spec.voxel_mm = {4.0, 4.0, 4.0};
+  spec.volumes = volumes;
+  spec.tr_s = 1.0;
+  return spec;
+}
+
+// An 8x8x8 image of three volumes: not a T1.
+std::filesystem::path write_4d_image(const std::filesystem::path& path) {
+  ImageHeader h;
+  h.dims = {8, 8, 8};
+  h.num_volumes = 3;
+  write_nifti(path, Image(h, 1.0f));
+  return path;
+}
+
 struct Data {
   std::filesystem::path template_2mm, t1;  // files in the temp dir
   Image template_image;
@@ -74,12 +94,7 @@ Data make_data(const std::filesystem::path& dir) {
   t1.header().xform_code = 1;
   d.t1 = dir / "t1.nii.gz";
   write_nifti(d.t1, t1);
-  sim::PhantomSpec spec;
-  spec.template_path = *test::installed_data("mricron/ch2bet.nii.gz");
-  spec.grid = {40, 48, 30};
-  spec.voxel_mm = {4.0, 4.0, 4.0};
-  spec.volumes = 1;
-  spec.tr_s = 1.0;
+  sim::PhantomSpec spec = small_phantom(1);
   spec.motion = sim::MotionKind::kNone;
   spec.seed = 11;
   d.epi = sim::make_phantom(spec).bold.extract_volume(0);
@@ -283,13 +298,11 @@ TEST(SubjectSpace, WithoutAT1TheEpiIsRegisteredToTheTemplate) {
 TEST(SubjectSpace, BadInputsGiveClearErrors) {
   SKIP_WITHOUT_DATA();
   test::TempDir tmp;
+  write_4d_image(tmp.path() / "t1_4d.nii.gz");
   ImageHeader h;
   h.dims = {8, 8, 8};
-  h.num_volumes = 3;
-  write_nifti(tmp.path() / "t1_4d.nii.gz", Image(h, 1.0f));
-  h.num_volumes = 1;
   write_nifti(tmp.path() / "t1_3d.nii.gz", Image(h, 1.0f));
-  Image epi(h, 1.0f);
+  const Image epi(h, 1.0f);
   const auto error_of = [](const PipelineConfig& c) -> std::string {
     try {
       check_registration_inputs(c);
@@ -333,19 +346,9 @@ TEST(SubjectSpace, BadInputsGiveClearErrors) {
 TEST(SubjectSpace, ALiveRunWhoseRegistrationFailsGoesOnWithoutRoiOutputs) {
   SKIP_WITHOUT_DATA();
   test::TempDir tmp;
-  ImageHeader h;
-  h.dims = {8, 8, 8};
-  h.num_volumes = 3;
-  write_nifti(tmp.path() / "t1_4d.nii.gz", Image(h, 1.0f));
-  sim::PhantomSpec spec;
-  spec.template_path = *test::installed_data("mricron/ch2bet.nii.gz");
-  spec.grid = {40, 48, 30};
-  spec.voxel_mm = {4.0, 4.0, 4.0};
-  spec.volumes = 4;
-  spec.tr_s = 1.0;
-  const Image bold = sim::make_phantom(spec).bold;
+  const Image bold = sim::make_phantom(small_phantom(4)).bold;
   PipelineConfig c = base_config(tmp.path() / "session");
-  c.t1 = (tmp.path() / "t1_4d.nii.gz").string();
+  c.t1 = write_4d_image(tmp.path() / "t1_4d.nii.gz").string();
   c.smoothing_fwhm_mm = 0.0;
   c.glm_cumulative = false;
   c.glm_window = 0;
