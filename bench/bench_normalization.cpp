@@ -12,15 +12,16 @@
 #include <Eigen/LU>
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <string>
 
 #include "bench/bench_stats.hpp"
 #include "core/device/device.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/reference/resample_reference.hpp"
+#include "core/registration/itk_transform.hpp"
 #include "core/registration/normalization.hpp"
 #include "core/registration/resample.hpp"
+#include "core/registration/transform_files.hpp"
 #include "core/util/quantiles.hpp"
 #include "sim/warp_phantom.hpp"
 
@@ -32,9 +33,10 @@ struct Options {
   std::string device;
   std::string moving = "../shared/data/anat/fcon1000_Beijing_sub00440_T1_brain.nii.gz";
   std::string fixed = "../shared/data/templates/MNI152_T1_1mm_brain.nii.gz";
-  std::string atlas, error_map;
+  std::string atlas, write_phantom;
+  std::vector<std::string> compare_chain, compare_inverse;
   std::string affine_levels = "8:8,4:4,2:2";
-  std::string levels = "8:40,4:30,2:20";
+  std::string levels = rtf::format_nonlinear_levels(rtf::NonlinearOptions{}.levels);
   std::string force = "lncc";
   bool synthetic = false;
   bool affine_only = false;
@@ -42,32 +44,6 @@ struct Options {
   int runs = 3;
   rtf::NonlinearOptions warp;
 };
-
-Eigen::Vector3d through(const std::vector<rtf::SpatialTransform>& chain, Eigen::Vector3d p) {
-  for (const auto& t : chain) p = rtf::reference::transform_point(t, p);
-  return p;
-}
-
-// Mean and smallest Dice over the labels present in `truth` with at least 10 voxels.
-std::pair<double, double> mean_dice(const rtf::Image& truth, const rtf::Image& estimate) {
-  std::map<int, std::array<int64_t, 3>> counts;  // label -> truth, estimate, both
-  for (size_t i = 0; i < truth.data().size(); ++i) {
-    const int a = static_cast<int>(std::lround(truth.data()[i])), b = static_cast<int>(std::lround(estimate.data()[i]));
-    if (a != 0) ++counts[a][0];
-    if (b != 0) ++counts[b][1];
-    if (a != 0 && a == b) ++counts[a][2];
-  }
-  double sum = 0.0, smallest = 1.0;
-  int used = 0;
-  for (const auto& [label, c] : counts) {
-    if (c[0] < 10) continue;
-    const double d = 2.0 * static_cast<double>(c[2]) / static_cast<double>(c[0] + c[1]);
-    sum += d;
-    smallest = std::min(smallest, d);
-    ++used;
-  }
-  return {used > 0 ? sum / used : 0.0, smallest};
-}
 
 }  // namespace
 
@@ -94,7 +70,17 @@ int main(int argc, char** argv) {
   app.add_flag("--synthetic", opt.synthetic,
                "Register the template deformed by a known random smooth diffeomorphism (up to --max-displacement mm) "
                "and a known affine, on an oblique grid, back to the template; report the error against the truth");
-  app.add_option("--error-map", opt.error_map, "Synthetic: write the error (mm) per template voxel to this NIfTI");
+  app.add_option(
+      "--write-phantom", opt.write_phantom,
+      "Synthetic: write PREFIX_subject.nii.gz and the truth (PREFIX_truth_affine.txt, PREFIX_truth_warp.nii.gz: "
+      "template -> subject points) for other tools");
+  app.add_option("--compare-chain", opt.compare_chain,
+                 "Synthetic: instead of registering, score this template -> subject chain (ITK affines and fields, "
+                 "antsApplyTransforms order, [FILE,1] for an inverse) made by another tool from the written phantom")
+      ->allow_extra_args(false);
+  app.add_option("--compare-inverse", opt.compare_inverse,
+                 "With --compare-chain: the other tool's subject -> template chain (for the atlas Dice)")
+      ->allow_extra_args(false);
   app.add_option("--max-displacement", opt.max_displacement_mm, "Synthetic: largest displacement (mm)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -105,32 +91,14 @@ int main(int argc, char** argv) {
   std::optional<rtf::sim::WarpPhantom> phantom;
   rtf::Image moving;
   if (opt.synthetic) {
-    const rtf::ImageHeader& g = fixed.header();
-    const Eigen::Vector3d centre =
-        (g.affine * Eigen::Vector4d(0.5 * static_cast<double>(g.dims[0] - 1), 0.5 * static_cast<double>(g.dims[1] - 1),
-                                    0.5 * static_cast<double>(g.dims[2] - 1), 1.0))
-            .head<3>();
-    rtf::sim::WarpPhantomSpec spec;
-    spec.max_displacement_mm = opt.max_displacement_mm;
-    spec.affine = rtf::sim::affine_about(centre, 0.12, Eigen::Vector3d(0.3, -0.8, 0.5), Eigen::Vector3d(1.08, 0.95, 1.04),
-                                         Eigen::Vector3d(6.0, -9.0, 4.0));
-    // The subject's grid: the template's moved with the brain, voxels 10% larger (about the grid's centre) and tilted
-    // 8 degrees about the moved centre: oblique to the template, with its own voxel size.
-    Eigen::Matrix4d bigger = Eigen::Matrix4d::Identity();
-    for (int a = 0; a < 3; ++a) {
-      bigger(a, a) = 1.1;
-      bigger(a, 3) = -0.05 * static_cast<double>(g.dims[static_cast<size_t>(a)] - 1);
-    }
-    const Eigen::Vector3d moved_centre = (spec.affine * centre.homogeneous()).head<3>();
-    const Eigen::Matrix4d tilt = rtf::sim::affine_about(moved_centre, 0.14, Eigen::Vector3d(1.0, 0.2, 0.0),
-                                                        Eigen::Vector3d::Ones(), Eigen::Vector3d::Zero());
-    spec.subject_grid = g;
-    spec.subject_grid.affine = tilt * spec.affine * g.affine * bigger;
-    for (int a = 0; a < 3; ++a) {
-      spec.subject_grid.voxel_mm[static_cast<size_t>(a)] = spec.subject_grid.affine.block<3, 1>(0, a).norm();
-    }
+    const rtf::sim::WarpPhantomSpec spec = rtf::sim::standard_warp_phantom(fixed.header(), opt.max_displacement_mm);
     phantom = rtf::sim::make_warp_phantom(device, fixed, spec);
     moving = phantom->subject;
+    if (!opt.write_phantom.empty()) {
+      rtf::write_nifti(opt.write_phantom + "_subject.nii.gz", moving);
+      rtf::write_itk_affine(opt.write_phantom + "_truth_affine.txt", phantom->affine);
+      rtf::write_displacement_field(opt.write_phantom + "_truth_warp.nii.gz", *phantom->warp);
+    }
   } else {
     moving = rtf::read_nifti(opt.moving);
   }
@@ -141,7 +109,29 @@ int main(int argc, char** argv) {
   options.warp.levels = rtf::parse_nonlinear_levels(opt.levels);
   options.warp.force = opt.force == "demons" ? rtf::NonlinearForce::kDemons : rtf::NonlinearForce::kLncc;
 
-  std::vector<double> total_ms, affine_ms;
+  if (!opt.compare_chain.empty()) {
+    if (!phantom) throw std::invalid_argument("--compare-chain needs --synthetic");
+    std::vector<rtf::SpatialTransform> chain;
+    for (const std::string& t : opt.compare_chain) chain.push_back(rtf::read_transform_spec(t));
+    const rtf::Quantiles q =
+        rtf::quantiles(rtf::sim::disagreement_in_brain(fixed, phantom->template_to_subject(), chain, 2));
+    nlohmann::json line = {{"bench", "normalization-compare"},
+                           {"chain", opt.compare_chain},
+                           {"error_mm", {{"median", q.median}, {"p95", q.p95}, {"max", q.max}}}};
+    if (!opt.atlas.empty() && !opt.compare_inverse.empty()) {
+      std::vector<rtf::SpatialTransform> inverse;
+      for (const std::string& t : opt.compare_inverse) inverse.push_back(rtf::read_transform_spec(t));
+      const rtf::Image atlas = rtf::read_nifti(opt.atlas);
+      const auto& sg = moving.header();
+      const auto by_truth =
+          rtf::resample(device, atlas, sg, phantom->subject_to_template(), rtf::ResampleInterpolation::kNearest);
+      const auto by_other = rtf::resample(device, atlas, sg, inverse, rtf::ResampleInterpolation::kNearest);
+      line["atlas_dice"] = {{"mean", rtf::sim::label_dice(by_truth, by_other).first}};
+    }
+    rtf::bench::print_line(line);
+    return 0;
+  }
+  std::vector<double> total_ms, affine_ms, affine_all_ms, nonlinear_ms, final_ms, read_back_ms;
   std::vector<std::vector<double>> level_ms(options.warp.levels.size()), level_setup_ms(options.warp.levels.size());
   rtf::NormalizationResult last;
   for (int run = 0; run <= opt.runs; ++run) {
@@ -153,6 +143,10 @@ int main(int argc, char** argv) {
     double affine = 0.0;
     for (const auto& l : last.affine_report.levels) affine += 1e3 * l.seconds;
     affine_ms.push_back(affine);
+    affine_all_ms.push_back(1e3 * last.timing.affine);
+    nonlinear_ms.push_back(1e3 * last.timing.nonlinear);
+    final_ms.push_back(1e3 * last.timing.final_fields);
+    read_back_ms.push_back(1e3 * last.timing.read_back);
     for (size_t l = 0; l < last.nonlinear_report.levels.size(); ++l) {
       level_ms[l].push_back(1e3 * last.nonlinear_report.levels[l].seconds);
       level_setup_ms[l].push_back(1e3 * last.nonlinear_report.levels[l].setup_seconds);
@@ -191,6 +185,11 @@ int main(int argc, char** argv) {
                          {"median_ms", total.median},
                          {"p95_ms", total.p95},
                          {"affine_median_ms", rtf::bench::summarize(affine_ms).median},
+                         {"parts_median_ms",
+                          {{"affine_with_setup", rtf::bench::summarize(affine_all_ms).median},
+                           {"nonlinear", rtf::bench::summarize(nonlinear_ms).median},
+                           {"final_fields_and_checks", rtf::bench::summarize(final_ms).median},
+                           {"read_back", rtf::bench::summarize(read_back_ms).median}}},
                          {"levels", levels},
                          {"ncc_brain_affine", rtf::masked_ncc(affine_only.data(), fixed.data(), brain)},
                          {"ncc_brain", rtf::masked_ncc(warped.data(), fixed.data(), brain)},
@@ -201,24 +200,8 @@ int main(int argc, char** argv) {
                          {"inverse_error_max_mm", last.inverse_error_max_mm}};
   if (phantom) {
     // Displacement error over the template's brain voxels (every second voxel per axis).
-    std::vector<double> errors;
-    rtf::Image error_map(fixed.header(), 0.0f);
-    const auto truth = phantom->template_to_subject();
-    const auto estimate = last.template_to_subject();
-    for (int64_t z = 0; z < fixed.nz(); z += 2) {
-      for (int64_t y = 0; y < fixed.ny(); y += 2) {
-        for (int64_t x = 0; x < fixed.nx(); x += 2) {
-          if (!(fixed.at(x, y, z) > 0.0f)) continue;
-          const Eigen::Vector3d p =
-              (fixed.header().affine *
-               Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y), static_cast<double>(z), 1.0))
-                  .head<3>();
-          errors.push_back((through(truth, p) - through(estimate, p)).norm());
-          error_map.at(x, y, z) = static_cast<float>(errors.back());
-        }
-      }
-    }
-    if (!opt.error_map.empty()) rtf::write_nifti(opt.error_map, error_map);
+    const std::vector<double> errors =
+        rtf::sim::disagreement_in_brain(fixed, phantom->template_to_subject(), last.template_to_subject(), 2);
     const rtf::Quantiles q = rtf::quantiles(errors);
     double mean = 0.0;
     for (double e : errors) mean += e / static_cast<double>(errors.size());
@@ -230,7 +213,7 @@ int main(int argc, char** argv) {
           rtf::resample(device, atlas, sg, phantom->subject_to_template(), rtf::ResampleInterpolation::kNearest);
       const auto by_estimate =
           rtf::resample(device, atlas, sg, last.subject_to_template(), rtf::ResampleInterpolation::kNearest);
-      const auto [dice, smallest] = mean_dice(by_truth, by_estimate);
+      const auto [dice, smallest] = rtf::sim::label_dice(by_truth, by_estimate);
       line["atlas_dice"] = {{"mean", dice}, {"min", smallest}};
     }
   }

@@ -2,13 +2,10 @@
 // with --interp nearest) onto REF's grid through a chain of ITK affines and displacement fields, on the device.
 #include <spdlog/spdlog.h>
 
-#include <regex>
-
 #include "cli/cli_support.hpp"
 #include "core/io/nifti_io.hpp"
-#include "core/registration/displacement_field.hpp"
-#include "core/registration/itk_transform.hpp"
 #include "core/registration/resample.hpp"
+#include "core/registration/transform_files.hpp"
 
 namespace {
 
@@ -18,39 +15,10 @@ struct ApplyArgs {
   float default_value = 0.0f;
 };
 
-bool is_nifti(const std::string& path) {
-  auto ends = [&](const std::string& suffix) {
-    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends(".nii") || ends(".nii.gz");
-}
-
-// "FILE" or ANTs' "[FILE,1]" (use the inverse); "[FILE,0]" is FILE. A .nii/.nii.gz is an ITK displacement field.
-rtf::SpatialTransform read_transform_argument(const std::string& argument) {
-  static const std::regex kBracketed(R"(^\[(.+),\s*([01])\]$)");
-  std::smatch match;
-  std::string path = argument;
-  bool inverse = false;
-  if (std::regex_match(argument, match, kBracketed)) {
-    path = match[1].str();
-    inverse = match[2].str() == "1";
-  }
-  if (is_nifti(path)) {
-    if (inverse) {
-      throw std::invalid_argument(path +
-                                  ": a displacement field has no closed-form inverse; give the inverse field "
-                                  "instead (registration writes both)");
-    }
-    return std::make_shared<const rtf::Image>(rtf::read_displacement_field(path));
-  }
-  const Eigen::Matrix4d t = rtf::read_itk_affine(path);
-  return inverse ? rtf::inverse_affine(t, path) : t;
-}
-
 void run(const ApplyArgs& args, const rtf::cli::GlobalOptions& globals) {
   rtf::cli::Stopwatch clock;
   std::vector<rtf::SpatialTransform> chain;
-  for (const std::string& t : args.transforms) chain.push_back(read_transform_argument(t));
+  for (const std::string& t : args.transforms) chain.push_back(rtf::read_transform_spec(t));
   const rtf::Image input = rtf::read_nifti(args.input);
   const rtf::ImageHeader reference = rtf::read_nifti_header(args.reference);
   const auto interp = *rtf::parse_resample_interpolation(args.interp);

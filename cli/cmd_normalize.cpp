@@ -1,6 +1,6 @@
 // `rtfmri normalize T1 --template colin27|mni152|PATH --out PREFIX`: affine then non-linear registration of a T1 to a
 // template on the device; writes the ITK affine, the forward and inverse displacement fields, the T1 on the template's
-// grid, the warp's Jacobian determinant and a JSON report.
+// grid, optionally the warp's Jacobian determinant, and a JSON report.
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -16,9 +16,10 @@
 namespace {
 
 struct NormalizeArgs {
-  std::string t1, template_name = "colin27", out, affine_levels = "8:8,4:4,2:2", warp_levels = "8:40,4:30,2:20",
-                  force = "lncc", interp = "linear";
-  bool affine_only = false;
+  std::string t1, template_name = "colin27", out, affine_levels = "8:8,4:4,2:2",
+                  warp_levels = rtf::format_nonlinear_levels(rtf::NonlinearOptions{}.levels), force = "lncc",
+                  interp = "linear";
+  bool affine_only = false, jacobian = false;
   rtf::NonlinearOptions warp;
 };
 
@@ -40,6 +41,7 @@ void run(const NormalizeArgs& args, const rtf::cli::GlobalOptions& globals) {
   rtf::NormalizationOptions options;
   options.affine.levels = rtf::parse_linear_levels(args.affine_levels);
   options.nonlinear = !args.affine_only;
+  options.jacobian_image = args.jacobian;
   options.warp = args.warp;
   options.warp.levels = rtf::parse_nonlinear_levels(args.warp_levels);
   options.warp.force = args.force == "demons" ? rtf::NonlinearForce::kDemons : rtf::NonlinearForce::kLncc;
@@ -73,19 +75,20 @@ void run(const NormalizeArgs& args, const rtf::cli::GlobalOptions& globals) {
     for (size_t l = static_cast<size_t>(level) + 1; l < level_work.size(); ++l) {
       left += work_seconds / work_done * level_work[l];
     }
-    spdlog::info("warp level {}/{} ({}x{}x{}, spacing {} mm): local correlation {:.4f} -> {:.4f} after {} "
-                 "iterations, largest velocity {:.2f} voxels, {:.2f} s{}",
-                 level + 1, warp_levels, r.dims[0], r.dims[1], r.dims[2], r.level.spacing_mm, r.similarity_start,
-                 r.similarity_end, r.iterations, r.max_velocity_voxels, r.seconds,
-                 level + 1 < warp_levels ? fmt::format("; about {:.0f} s left", left) : "");
+    spdlog::info(
+        "warp level {}/{} ({}x{}x{}, spacing {} mm): local correlation {:.4f} -> {:.4f} after {} "
+        "iterations, largest velocity {:.2f} voxels, {:.2f} s{}",
+        level + 1, warp_levels, r.dims[0], r.dims[1], r.dims[2], r.level.spacing_mm, r.similarity_start,
+        r.similarity_end, r.iterations, r.max_velocity_voxels, r.seconds,
+        level + 1 < warp_levels ? fmt::format("; about {:.0f} s left", left) : "");
   };
   const rtf::NormalizationResult result = rtf::normalize(*device, t1, templ, options, std::nullopt, progress);
 
   // The T1 on the template's grid, and the NCC in the template's brain (voxels > 0), affine only and in all.
   const auto interp = *rtf::parse_resample_interpolation(args.interp);
   const rtf::Image affine_only = rtf::resample(*device, t1, templ.header(), {result.affine}, interp);
-  const rtf::Image warped = result.warp ? rtf::resample(*device, t1, templ.header(), result.template_to_subject(), interp)
-                                        : affine_only;
+  const rtf::Image warped =
+      result.warp ? rtf::resample(*device, t1, templ.header(), result.template_to_subject(), interp) : affine_only;
   std::vector<float> brain(templ.data().size());
   for (size_t i = 0; i < brain.size(); ++i) brain[i] = templ.data()[i] > 0.0f ? 1.0f : 0.0f;
   const double ncc_affine = rtf::masked_ncc(affine_only.data(), templ.data(), brain);
@@ -112,11 +115,11 @@ void run(const NormalizeArgs& args, const rtf::cli::GlobalOptions& globals) {
   if (result.warp) {
     rtf::write_displacement_field(warp_path, *result.warp);
     rtf::write_displacement_field(inverse_path, *result.inverse_warp);
-    rtf::write_nifti(jacobian_path, *result.jacobian);
+    if (result.jacobian) rtf::write_nifti(jacobian_path, *result.jacobian);
     const rtf::JacobianSummary& j = result.jacobian_summary;
     report["warp"] = warp_path;
     report["inverse_warp"] = inverse_path;
-    report["jacobian"] = {{"file", jacobian_path},
+    report["jacobian"] = {{"file", result.jacobian ? nlohmann::json(jacobian_path) : nlohmann::json(nullptr)},
                           {"min", j.min},
                           {"max", j.max},
                           {"folded_voxels", j.folded},
@@ -125,16 +128,17 @@ void run(const NormalizeArgs& args, const rtf::cli::GlobalOptions& globals) {
     report["force"] = args.force;
     report["warp_levels"] = nlohmann::json::array();
     for (const auto& l : result.nonlinear_report.levels) report["warp_levels"].push_back(level_json(l));
-    report["apply_subject_to_template"] = fmt::format("rtfmri apply T1 -r {} -t {} -t {}", template_path.string(),
-                                                      warp_path, affine_path);
-    report["apply_template_to_subject"] = fmt::format("rtfmri apply ATLAS -r {} -t [{},1] -t {} -n nearest", args.t1,
-                                                      affine_path, inverse_path);
+    report["apply_subject_to_template"] =
+        fmt::format("rtfmri apply T1 -r {} -t {} -t {}", template_path.string(), warp_path, affine_path);
+    report["apply_template_to_subject"] =
+        fmt::format("rtfmri apply ATLAS -r {} -t [{},1] -t {} -n nearest", args.t1, affine_path, inverse_path);
     if (j.folded_in_mask > 0) {
       spdlog::warn("the warp folds {} voxels in the template's brain (Jacobian determinant <= 0)", j.folded_in_mask);
     }
-    spdlog::info("warp: Jacobian determinant {:.3f} .. {:.3f}, {} voxel(s) folded; inverse error in the brain: "
-                 "mean {:.3f} mm, max {:.3f} mm",
-                 j.min, j.max, j.folded, result.inverse_error_mean_mm, result.inverse_error_max_mm);
+    spdlog::info(
+        "warp: Jacobian determinant {:.3f} .. {:.3f}, {} voxel(s) folded; inverse error in the brain: "
+        "mean {:.3f} mm, max {:.3f} mm",
+        j.min, j.max, j.folded, result.inverse_error_mean_mm, result.inverse_error_max_mm);
   }
   report["seconds"] = clock.seconds();
   rtf::write_text_atomically(report_path, report.dump(2) + "\n");
@@ -152,8 +156,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       "normalize",
       "Normalise a T1 to a template on the device: 12-dof affine (NCC), then a diffeomorphic non-linear warp "
       "(log-domain demons with a local-correlation force). Writes PREFIX_affine.txt (ITK affine, template -> T1 "
-      "points), PREFIX_warp.nii.gz and PREFIX_inverse_warp.nii.gz (ITK displacement fields on the template's grid), "
-      "PREFIX_warped.nii.gz (the T1 on the template's grid), PREFIX_jacobian.nii.gz and PREFIX_normalize.json. "
+      "points), PREFIX_warp.nii.gz and PREFIX_inverse_warp.nii.gz (ITK displacement fields on the finest level's grid: "
+      "the template's grid at that level's spacing), PREFIX_warped.nii.gz (the T1 on the template's grid) and "
+      "PREFIX_normalize.json. "
       "docs/algorithms/normalization.md");
   cmd->add_option("T1", args->t1, "The subject's T1 (3D NIfTI; brain-extracted for a brain template)")
       ->required()
@@ -188,6 +193,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--affine-only", args->affine_only, "Stop after the affine (no warp files)");
+  cmd->add_flag("--jacobian", args->jacobian,
+                "Also write PREFIX_jacobian.nii.gz: the warp's Jacobian determinant on the template's grid (its range "
+                "and folded voxels are always in the report)");
   cmd->add_option("--interp", args->interp, "Interpolation of PREFIX_warped.nii.gz: linear or cubic")
       ->capture_default_str()
       ->check(CLI::IsMember({"linear", "cubic"}));

@@ -5,9 +5,10 @@
 //
 // Memory layout: a field is three float volumes back to back, [component][z][y][x] (x fastest), n = nx * ny * nz
 // voxels each: component c of voxel i at c * n + i, a displacement in voxel units of the grid. Volumes are float, x
-// fastest, on the same grid. A field is sampled trilinearly with its taps clamped to the grid and is 0 outside
-// [-0.5, n - 0.5] on any axis (sampling.clh's convention, as ITK's displacement-field transform). NDRange: 1D over the
-// voxels unless a kernel says otherwise; every kernel bounds-checks.
+// fastest, on the same grid. A field is sampled trilinearly with its taps clamped to the grid, so that beyond the grid
+// it continues as its edge values (a zero field outside would fold the exponential at the grid's faces). Volumes are
+// sampled as sampling.clh says (0 outside [-0.5, n - 0.5]). NDRange: 1D over the voxels unless a kernel says
+// otherwise; every kernel bounds-checks.
 #include "sampling.clh"
 
 inline float3 load_field(__global const float* f, size_t i, size_t n) {
@@ -24,9 +25,8 @@ inline float3 voxel_coordinates(size_t i, int nx, int ny) {
   return (float3)((float)(i % nx), (float)((i / nx) % ny), (float)(i / ((size_t)nx * ny)));
 }
 
-// The three components sampled at voxel coordinates p with one set of trilinear weights; 0 outside the grid.
+// The three components sampled at voxel coordinates p with one set of trilinear weights (taps clamped to the grid).
 inline float3 sample_field(__global const float* f, int nx, int ny, int nz, float3 p) {
-  if (!sampling_inside(p, nx, ny, nz)) return (float3)(0.0f);
   const size_t n = (size_t)nx * ny * nz;
   const float3 c = clamp(p, (float3)(0.0f), (float3)(nx - 1, ny - 1, nz - 1));
   const int x0 = min((int)c.x, max(nx - 2, 0)), y0 = min((int)c.y, max(ny - 2, 0)), z0 = min((int)c.z, max(nz - 2, 0));
@@ -103,9 +103,9 @@ __kernel void variance_indicator(__global const float* fixed_means, const ulong 
 
 // The local correlation cc = s_FJ^2 / (s_FF s_JJ) and its ascent force
 //   2 s_FJ / (s_FF s_JJ) [(F - m_F) - (s_FJ / s_JJ) (J - m_J)] grad J
-// from the window means: `window_means` = smoothed [J, J^2, F J], `fixed_means` = smoothed [F, F^2]; `warped` is J. Both are 0
-// where s_FF <= eps_fixed or s_JJ <= eps_moving. (The force is indifferent to the images' intensity scales; the eps
-// guards are given in each image's squared units.)
+// from the window means: `window_means` = smoothed [J, J^2, F J], `fixed_means` = smoothed [F, F^2]; `warped` is J.
+// Both are 0 where s_FF <= eps_fixed or s_JJ <= eps_moving. (The force is indifferent to the images' intensity scales;
+// the eps guards are given in each image's squared units.)
 __kernel void lncc_force(__global const float* fixed, __global const float* warped, __global const float* window_means,
                          __global const float* fixed_means, const int nx, const int ny, const int nz,
                          const float eps_fixed, const float eps_moving, __global float* force, __global float* cc) {
@@ -183,15 +183,21 @@ __kernel void jacobian_determinant(__global const float* u, const int nx, const 
   const int x = (int)(i % nx), y = (int)((i / nx) % ny), z = (int)(i / ((size_t)nx * ny));
   const int xl = max(x - 1, 0), xh = min(x + 1, nx - 1), yl = max(y - 1, 0), yh = min(y + 1, ny - 1);
   const int zl = max(z - 1, 0), zh = min(z + 1, nz - 1);
-  const float3 dx = xh > xl ? (load_field(u, sampling_index(xh, y, z, nx, ny), n) -
-                               load_field(u, sampling_index(xl, y, z, nx, ny), n)) / (float)(xh - xl)
-                            : (float3)(0.0f);
-  const float3 dy = yh > yl ? (load_field(u, sampling_index(x, yh, z, nx, ny), n) -
-                               load_field(u, sampling_index(x, yl, z, nx, ny), n)) / (float)(yh - yl)
-                            : (float3)(0.0f);
-  const float3 dz = zh > zl ? (load_field(u, sampling_index(x, y, zh, nx, ny), n) -
-                               load_field(u, sampling_index(x, y, zl, nx, ny), n)) / (float)(zh - zl)
-                            : (float3)(0.0f);
+  const float3 dx =
+      xh > xl
+          ? (load_field(u, sampling_index(xh, y, z, nx, ny), n) - load_field(u, sampling_index(xl, y, z, nx, ny), n)) /
+                (float)(xh - xl)
+          : (float3)(0.0f);
+  const float3 dy =
+      yh > yl
+          ? (load_field(u, sampling_index(x, yh, z, nx, ny), n) - load_field(u, sampling_index(x, yl, z, nx, ny), n)) /
+                (float)(yh - yl)
+          : (float3)(0.0f);
+  const float3 dz =
+      zh > zl
+          ? (load_field(u, sampling_index(x, y, zh, nx, ny), n) - load_field(u, sampling_index(x, y, zl, nx, ny), n)) /
+                (float)(zh - zl)
+          : (float3)(0.0f);
   // J = I + [dx dy dz] (columns: derivatives along x, y, z; rows: components).
   const float3 c0 = (float3)(1.0f + dx.x, dx.y, dx.z);
   const float3 c1 = (float3)(dy.x, 1.0f + dy.y, dy.z);

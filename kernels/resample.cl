@@ -74,8 +74,8 @@ __kernel void sample_positions(__global const float* in, const ulong in_offset, 
 }
 
 // Device-resident resampling through one affine: out[out_offset + i] = the input volume sampled at M v, v the output
-// voxel (x, y, z) of linear index i on the (ox, oy, oz) grid and M (rows m0, m1, m2) output voxel -> input voxel; points
-// outside the input get `outside`. NDRange: 1D over the output voxels.
+// voxel (x, y, z) of linear index i on the (ox, oy, oz) grid and M (rows m0, m1, m2) output voxel -> input voxel;
+// points outside the input get `outside`. NDRange: 1D over the output voxels.
 __kernel void sample_affine(__global const float* in, const ulong in_offset, const int nx, const int ny, const int nz,
                             __global float* out, const ulong out_offset, const int ox, const int oy, const int oz,
                             const float4 m0, const float4 m1, const float4 m2, const float outside) {

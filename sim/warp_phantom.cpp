@@ -4,10 +4,13 @@
 #include <Eigen/Geometry>
 #include <Eigen/LU>
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include "core/device/buffer.hpp"
+#include "core/reference/resample_reference.hpp"
 #include "core/registration/deformation_ops.hpp"
 #include "core/registration/resample.hpp"
 #include "sim/phantom/random.hpp"
@@ -36,8 +39,7 @@ std::vector<SpatialTransform> WarpPhantom::subject_to_template() const {
 Eigen::Matrix4d affine_about(const Eigen::Vector3d& centre, double angle_rad, const Eigen::Vector3d& axis,
                              const Eigen::Vector3d& scales, const Eigen::Vector3d& translation_mm) {
   Eigen::Matrix4d m = Eigen::Matrix4d::Identity();
-  m.topLeftCorner<3, 3>() =
-      Eigen::AngleAxisd(angle_rad, axis.normalized()).toRotationMatrix() * scales.asDiagonal();
+  m.topLeftCorner<3, 3>() = Eigen::AngleAxisd(angle_rad, axis.normalized()).toRotationMatrix() * scales.asDiagonal();
   m.topRightCorner<3, 1>() = centre + translation_mm - m.topLeftCorner<3, 3>() * centre;
   return m;
 }
@@ -105,10 +107,83 @@ WarpPhantom make_warp_phantom(Device& device, const Image& template_image, const
     auto field = std::make_shared<const Image>(field_image(g, u.read_all(q)));
     (direction == 0 ? out.warp : out.inverse_warp) = std::move(field);
   }
-  out.subject = resample(device, template_image, spec.subject_grid, out.subject_to_template(),
-                         ResampleInterpolation::kLinear);
+  // Cubic: the subject should look acquired, not blurred by a linear interpolation on its oblique grid.
+  out.subject =
+      resample(device, template_image, spec.subject_grid, out.subject_to_template(), ResampleInterpolation::kCubic);
   out.subject.header().description = "rtfmri warp phantom";
   return out;
+}
+
+WarpPhantomSpec standard_warp_phantom(const ImageHeader& g, double max_displacement_mm, uint64_t seed) {
+  const Eigen::Vector3d centre =
+      (g.affine * Eigen::Vector4d(0.5 * static_cast<double>(g.dims[0] - 1), 0.5 * static_cast<double>(g.dims[1] - 1),
+                                  0.5 * static_cast<double>(g.dims[2] - 1), 1.0))
+          .head<3>();
+  WarpPhantomSpec spec;
+  spec.max_displacement_mm = max_displacement_mm;
+  spec.seed = seed;
+  spec.affine = affine_about(centre, 0.12, Eigen::Vector3d(0.3, -0.8, 0.5), Eigen::Vector3d(1.08, 0.95, 1.04),
+                             Eigen::Vector3d(6.0, -9.0, 4.0));
+  // Voxels 10% larger about the grid's centre, x reversed.
+  Eigen::Matrix4d voxels = Eigen::Matrix4d::Identity();
+  for (int a = 0; a < 3; ++a) {
+    voxels(a, a) = 1.1;
+    voxels(a, 3) = -0.05 * static_cast<double>(g.dims[static_cast<size_t>(a)] - 1);
+  }
+  voxels(0, 0) = -1.1;
+  voxels(0, 3) = 1.05 * static_cast<double>(g.dims[0] - 1);
+  const Eigen::Vector3d moved_centre = (spec.affine * centre.homogeneous()).head<3>();
+  const Eigen::Matrix4d tilt = affine_about(moved_centre, 0.14, Eigen::Vector3d(1.0, 0.2, 0.0), Eigen::Vector3d::Ones(),
+                                            Eigen::Vector3d::Zero());
+  spec.subject_grid = g;
+  spec.subject_grid.num_volumes = 1;
+  spec.subject_grid.affine = tilt * spec.affine * g.affine * voxels;
+  for (int a = 0; a < 3; ++a) {
+    spec.subject_grid.voxel_mm[static_cast<size_t>(a)] = spec.subject_grid.affine.block<3, 1>(0, a).norm();
+  }
+  return spec;
+}
+
+std::vector<double> disagreement_in_brain(const Image& template_image, const std::vector<SpatialTransform>& a,
+                                          const std::vector<SpatialTransform>& b, int step) {
+  const auto through = [](const std::vector<SpatialTransform>& chain, Eigen::Vector3d p) {
+    for (const auto& t : chain) p = reference::transform_point(t, p);
+    return p;
+  };
+  std::vector<double> out;
+  const ImageHeader& g = template_image.header();
+  for (int64_t z = 0; z < g.dims[2]; z += step) {
+    for (int64_t y = 0; y < g.dims[1]; y += step) {
+      for (int64_t x = 0; x < g.dims[0]; x += step) {
+        if (!(template_image.at(x, y, z) > 0.0f)) continue;
+        const Eigen::Vector3d p =
+            (g.affine * Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y), static_cast<double>(z), 1.0))
+                .head<3>();
+        out.push_back((through(a, p) - through(b, p)).norm());
+      }
+    }
+  }
+  return out;
+}
+
+std::pair<double, double> label_dice(const Image& truth, const Image& estimate) {
+  std::map<int64_t, std::array<int64_t, 3>> counts;  // label -> truth, estimate, both
+  for (size_t i = 0; i < truth.data().size() && i < estimate.data().size(); ++i) {
+    const int64_t a = std::llround(truth.data()[i]), b = std::llround(estimate.data()[i]);
+    if (a != 0) ++counts[a][0];
+    if (b != 0) ++counts[b][1];
+    if (a != 0 && a == b) ++counts[a][2];
+  }
+  double sum = 0.0, smallest = 1.0;
+  int used = 0;
+  for (const auto& [label, c] : counts) {
+    if (c[0] < 10) continue;
+    const double d = 2.0 * static_cast<double>(c[2]) / static_cast<double>(c[0] + c[1]);
+    sum += d;
+    smallest = std::min(smallest, d);
+    ++used;
+  }
+  return {used > 0 ? sum / used : 0.0, used > 0 ? smallest : 0.0};
 }
 
 }  // namespace rtf::sim

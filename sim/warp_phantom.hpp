@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/device/device.hpp"
@@ -40,5 +41,19 @@ WarpPhantom make_warp_phantom(Device& device, const Image& template_image, const
 // An affine of a rotation (radians, about the axis), per-axis scales and a translation (mm) about `centre`.
 Eigen::Matrix4d affine_about(const Eigen::Vector3d& centre, double angle_rad, const Eigen::Vector3d& axis,
                              const Eigen::Vector3d& scales, const Eigen::Vector3d& translation_mm);
+
+// The standard case of the tests and the benchmark: an affine of 7 degrees, scales (1.08, 0.95, 1.04) and (6, -9, 4)
+// mm about the template's centre; the subject's grid is the template's moved with the brain, stored left-right
+// flipped, with 10% larger voxels and tilted 8 degrees (oblique to the template, its own voxel size).
+WarpPhantomSpec standard_warp_phantom(const ImageHeader& template_grid, double max_displacement_mm, uint64_t seed = 1);
+
+// |a(x) - b(x)| (mm) for the world points x of the template's voxels > 0, every `step`-th voxel per axis: how far
+// two template -> subject chains disagree in the brain.
+std::vector<double> disagreement_in_brain(const Image& template_image, const std::vector<SpatialTransform>& a,
+                                          const std::vector<SpatialTransform>& b, int step = 1);
+
+// The mean and the smallest Dice overlap of two label images on one grid, over the labels with at least 10 voxels in
+// `truth`.
+std::pair<double, double> label_dice(const Image& truth, const Image& estimate);
 
 }  // namespace rtf::sim

@@ -26,10 +26,9 @@ Eigen::Vector3d field_value(std::span<const double> field, size_t i, size_t n) {
   return {field[i], field[n + i], field[2 * n + i]};
 }
 
-// The field sampled at voxel coordinates p: trilinear per component with the taps clamped to the grid, 0 outside;
-// in double throughout.
+// The field sampled at voxel coordinates p: trilinear per component with the taps clamped to the grid; in double
+// throughout.
 Eigen::Vector3d sample_field(std::span<const double> field, const Dims& dims, const Eigen::Vector3d& p) {
-  if (!inside_volume(dims, p)) return Eigen::Vector3d::Zero();
   const size_t n = count_of(dims);
   Eigen::Vector3d c;
   for (int a = 0; a < 3; ++a) c[a] = std::clamp(p[a], 0.0, static_cast<double>(dims[static_cast<size_t>(a)] - 1));
@@ -44,7 +43,8 @@ Eigen::Vector3d sample_field(std::span<const double> field, const Dims& dims, co
   for (int dz = 0; dz <= 1; ++dz) {
     for (int dy = 0; dy <= 1; ++dy) {
       for (int dx = 0; dx <= 1; ++dx) {
-        const double w = (dx ? frac[0] : 1.0 - frac[0]) * (dy ? frac[1] : 1.0 - frac[1]) * (dz ? frac[2] : 1.0 - frac[2]);
+        const double w =
+            (dx ? frac[0] : 1.0 - frac[0]) * (dy ? frac[1] : 1.0 - frac[1]) * (dz ? frac[2] : 1.0 - frac[2]);
         if (w == 0.0) continue;
         const int64_t x = std::min(base[0] + dx, dims[0] - 1), y = std::min(base[1] + dy, dims[1] - 1),
                       z = std::min(base[2] + dz, dims[2] - 1);

@@ -1,8 +1,8 @@
 // Double-precision reference for the deformation-field kernels of the non-linear registration (kernels/deformation.cl,
 // core/registration/deformation_ops.hpp), written for clarity, not speed. A field is three volumes back to back (the
 // x, y and z components, each x fastest), a displacement in voxel units of its own grid; it is sampled trilinearly
-// with the taps clamped to the grid and is 0 outside [-0.5, n - 0.5] on any axis (as kernels/sampling.clh and ITK's
-// displacement-field transform). docs/algorithms/normalization.md.
+// with the taps clamped to the grid, so that beyond the grid it continues as its edge values. Volumes are sampled as
+// kernels/sampling.clh says (0 outside [-0.5, n - 0.5]). docs/algorithms/normalization.md.
 #pragma once
 
 #include <array>

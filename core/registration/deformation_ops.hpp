@@ -47,9 +47,9 @@ class DeformationOps {
   // out = 1 where the fixed local variance (fixed_local = smoothed [F, F^2]) exceeds eps, else 0.
   void variance_indicator(const DeviceBuffer<float>& fixed_local, float eps, DeviceBuffer<float>& out);
   // Guards: no force where the fixed local variance is <= eps_fixed or the moving one <= eps_moving.
-  void lncc_force(const DeviceBuffer<float>& fixed, const DeviceBuffer<float>& moments, const DeviceBuffer<float>& local,
-                  const DeviceBuffer<float>& fixed_local, float eps_fixed, float eps_moving, DeviceBuffer<float>& force,
-                  DeviceBuffer<float>& cc);
+  void lncc_force(const DeviceBuffer<float>& fixed, const DeviceBuffer<float>& moments,
+                  const DeviceBuffer<float>& local, const DeviceBuffer<float>& fixed_local, float eps_fixed,
+                  float eps_moving, DeviceBuffer<float>& force, DeviceBuffer<float>& cc);
   // The demons force of the squared difference between F and J (`moments`' first volume) and the cost (F - J)^2.
   void demons_force(const DeviceBuffer<float>& fixed, const DeviceBuffer<float>& moments, float alpha,
                     DeviceBuffer<float>& force, DeviceBuffer<float>& cost);
@@ -72,8 +72,8 @@ class DeformationOps {
   Device& device_;
   std::array<int64_t, 3> dims_;
   int64_t voxels_;
-  ClKernel compose_, warp_moments_, fixed_moments_, lncc_force_, variance_indicator_, demons_force_, scale_intensity_, add_scaled_, norm_max_,
-      jacobian_, transform_vectors_, warp_check_;
+  ClKernel compose_, warp_moments_, fixed_moments_, lncc_force_, variance_indicator_, demons_force_, scale_intensity_,
+      add_scaled_, norm_max_, jacobian_, transform_vectors_, warp_check_;
   DeviceBuffer<float> partial_, check_partial_;
   size_t norm_groups_;
 };

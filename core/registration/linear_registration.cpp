@@ -31,51 +31,36 @@ cl_float4 row(const Eigen::Matrix<double, 3, 4>& m, int r) {
                     static_cast<float>(m(r, 3))}};
 }
 
-// A volume ready for the device: non-finite voxels set to 0 (and counted), with the range of the others (inside
-// `mask` when given), after checking the image's shape. One pass over the voxels.
-struct CheckedVolume {
-  std::vector<float> data;
-  int64_t non_finite = 0;
-  double lo = INFINITY, hi = -INFINITY;
-};
+// Throws std::invalid_argument unless every axis has 4 voxels or more, the grid is not too large and its affine is
+// invertible.
+void check_grid(const ImageHeader& grid, const char* what) {
+  for (int64_t d : grid.dims) {
+    if (d < 4) throw std::invalid_argument(fmt::format("registration: the {} image has an axis of {} voxels", what, d));
+  }
+  if (grid.voxels_per_volume() > (int64_t{1} << 30)) {
+    throw std::invalid_argument(fmt::format("registration: the {} image is too large", what));
+  }
+  inverse_affine(grid.affine, fmt::format("registration: the {} image", what));
+}
 
-CheckedVolume checked_volume(const Image& image, const char* what,
-                             std::optional<std::span<const uint8_t>> mask = std::nullopt) {
+// A 3D image checked and uploaded.
+std::shared_ptr<const DeviceVolume> checked_upload(Device& device, const Image& image, const char* what) {
   if (image.nt() != 1) {
     throw std::invalid_argument(
         fmt::format("registration: the {} image must be 3D, it has {} volumes", what, image.nt()));
   }
-  for (int64_t d : image.header().dims) {
-    if (d < 4) throw std::invalid_argument(fmt::format("registration: the {} image has an axis of {} voxels", what, d));
-  }
-  if (image.header().voxels_per_volume() > (int64_t{1} << 30)) {
-    throw std::invalid_argument(fmt::format("registration: the {} image is too large", what));
-  }
-  inverse_affine(image.header().affine, fmt::format("registration: the {} image", what));
-  CheckedVolume out;
-  out.data.resize(image.data().size());
-  float lo = INFINITY, hi = -INFINITY;
-  const float* in = image.data().data();
-  for (size_t i = 0; i < out.data.size(); ++i) {
-    const float x = in[i];
-    if (!std::isfinite(x)) {
-      out.data[i] = 0.0f;
-      ++out.non_finite;
-      continue;
-    }
-    out.data[i] = x;
-    if (mask && (*mask)[i] == 0) continue;
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
-  }
-  out.lo = lo;
-  out.hi = hi;
-  if (static_cast<double>(out.non_finite) > kMaxNonFiniteFraction * static_cast<double>(out.data.size())) {
+  check_grid(image.header(), what);
+  return DeviceVolume::upload(device, image);
+}
+
+// Throws std::invalid_argument when too many voxels are not finite or the (masked) range is empty.
+void check_values(const DeviceVolume& v, float lo, float hi, const char* what) {
+  const auto n = static_cast<double>(v.data.size());
+  if (static_cast<double>(v.non_finite) > kMaxNonFiniteFraction * n) {
     throw std::invalid_argument(fmt::format("registration: {} of {} voxels of the {} image are NaN or infinite",
-                                            out.non_finite, out.data.size(), what));
+                                            v.non_finite, v.data.size(), what));
   }
   if (!(hi > lo)) throw std::invalid_argument(fmt::format("registration: the {} image is constant", what));
-  return out;
 }
 
 }  // namespace
@@ -92,10 +77,13 @@ struct LinearRegistration::State {
   Device* device = nullptr;
   LinearRegistrationOptions options;
   ImageHeader fixed_grid, moving_grid;
-  DeviceBuffer<float> fixed_raw, moving_raw;  // non-finite voxels set to 0
+  std::shared_ptr<const DeviceVolume> fixed, moving;  // non-finite voxels set to 0
   DeviceBuffer<float> fixed_level, moving_smoothed;
   DeviceBuffer<cl_float4> movgrad;
-  std::optional<DeviceBuffer<uint8_t>> mask;  // the user's mask and the fixed image's finite voxels
+  // The sample points' mask: the user's mask and the fixed image's finite voxels (owned), or the fixed volume's own
+  // finite-voxel mask (shared), or none.
+  std::optional<DeviceBuffer<uint8_t>> mask_owned;
+  const DeviceBuffer<uint8_t>* mask = nullptr;
   DeviceBuffer<float> partial, sums;
   std::vector<float> host_sums;
   ClKernel sums_kernel, reduce_kernel, gradient_kernel;
@@ -137,6 +125,12 @@ struct LinearRegistration::State {
 LinearRegistration::LinearRegistration(Device& device, const Image& fixed, const Image& moving,
                                        LinearRegistrationOptions options,
                                        std::optional<std::span<const uint8_t>> fixed_mask)
+    : LinearRegistration(device, checked_upload(device, fixed, "fixed"), checked_upload(device, moving, "moving"),
+                         std::move(options), fixed_mask) {}
+
+LinearRegistration::LinearRegistration(Device& device, std::shared_ptr<const DeviceVolume> fixed,
+                                       std::shared_ptr<const DeviceVolume> moving, LinearRegistrationOptions options,
+                                       std::optional<std::span<const uint8_t>> fixed_mask)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.device = &device;
@@ -144,16 +138,37 @@ LinearRegistration::LinearRegistration(Device& device, const Image& fixed, const
   check_dof(s.options.dof);
   if (s.options.levels.empty()) throw std::invalid_argument("registration: no levels");
   if (s.options.max_iterations < 1) throw std::invalid_argument("registration: max_iterations must be >= 1");
-  s.fixed_grid = fixed.header();
-  s.moving_grid = moving.header();
-  if (fixed_mask && fixed_mask->size() != fixed.data().size()) {
+  s.fixed = std::move(fixed);
+  s.moving = std::move(moving);
+  check_grid(s.fixed->grid, "fixed");
+  check_grid(s.moving->grid, "moving");
+  s.fixed_grid = s.fixed->grid;
+  s.moving_grid = s.moving->grid;
+  const auto nf = s.fixed->data.size(), nm = s.moving->data.size();
+  if (fixed_mask && fixed_mask->size() != nf) {
     throw std::invalid_argument("registration: the fixed mask is not on the fixed grid");
   }
-  const CheckedVolume f = checked_volume(fixed, "fixed", fixed_mask);
-  const CheckedVolume m = checked_volume(moving, "moving");
-  const auto nf = f.data.size(), nm = m.data.size();
+  cl_command_queue q = device.queue();
+  if (fixed_mask) {
+    std::vector<uint8_t> mask(fixed_mask->begin(), fixed_mask->end());
+    if (std::none_of(mask.begin(), mask.end(), [](uint8_t b) { return b != 0; })) {
+      throw std::invalid_argument("registration: the fixed mask is empty");
+    }
+    if (s.fixed->finite) {  // rare: a mask and non-finite voxels; combined on the host
+      const std::vector<uint8_t> finite = s.fixed->finite->read_all(q);
+      for (size_t i = 0; i < nf; ++i) mask[i] = mask[i] != 0 && finite[i] != 0 ? 1 : 0;
+    }
+    s.mask_owned.emplace(device, nf, CL_MEM_READ_ONLY);
+    s.mask_owned->write(q, mask);
+    s.mask = &*s.mask_owned;
+  } else if (s.fixed->finite) {
+    s.mask = &*s.fixed->finite;
+  }
   // The MI binning spans the moving image and the fixed image inside the mask.
-  s.binning = rtf::mi_binning(f.lo, f.hi, m.lo, m.hi);
+  const auto [flo, fhi] = fixed_mask ? s.fixed->range_inside(device, *s.mask) : std::pair{s.fixed->lo, s.fixed->hi};
+  check_values(*s.fixed, flo, fhi, "fixed");
+  check_values(*s.moving, s.moving->lo, s.moving->hi, "moving");
+  s.binning = rtf::mi_binning(flo, fhi, s.moving->lo, s.moving->hi);
   const double smallest = *std::min_element(s.fixed_grid.voxel_mm.begin(), s.fixed_grid.voxel_mm.end());
   for (const LinearLevel& level : s.options.levels) {
     if (!(level.spacing_mm > 0.0) || !(level.fwhm_mm >= 0.0)) {
@@ -161,31 +176,9 @@ LinearRegistration::LinearRegistration(Device& device, const Image& fixed, const
     }
     s.strides.push_back(std::max(1, static_cast<int>(std::lround(level.spacing_mm / smallest))));
   }
-  std::vector<uint8_t> mask;
-  if (fixed_mask) {
-    mask.assign(fixed_mask->begin(), fixed_mask->end());
-    if (std::none_of(mask.begin(), mask.end(), [](uint8_t b) { return b != 0; })) {
-      throw std::invalid_argument("registration: the fixed mask is empty");
-    }
-  }
-  if (f.non_finite > 0) {
-    if (mask.empty()) mask.assign(nf, 1);
-    for (size_t i = 0; i < nf; ++i) {
-      if (!std::isfinite(fixed.data()[i])) mask[i] = 0;
-    }
-  }
-  cl_command_queue q = device.queue();
-  s.fixed_raw = DeviceBuffer<float>(device, nf);
-  s.fixed_raw.write(q, f.data);
-  s.moving_raw = DeviceBuffer<float>(device, nm);
-  s.moving_raw.write(q, m.data);
   s.fixed_level = DeviceBuffer<float>(device, nf);
   s.moving_smoothed = DeviceBuffer<float>(device, nm);
   s.movgrad = DeviceBuffer<cl_float4>(device, nm);
-  if (!mask.empty()) {
-    s.mask.emplace(device, nf, CL_MEM_READ_ONLY);
-    s.mask->write(q, mask);
-  }
   const bool cpu = device.info().is_cpu();
   std::vector<std::string> defines;
   if (s.mask) defines.emplace_back("HAS_MASK");
@@ -242,19 +235,19 @@ void LinearRegistration::prepare_level(int level) {
   const LinearLevel& spec = s.options.levels.at(static_cast<size_t>(level));
   Device& device = *s.device;
   cl_command_queue q = device.queue();
-  const DeviceBuffer<float>* moving = &s.moving_raw;
+  const DeviceBuffer<float>* moving = &s.moving->data;
   if (spec.fwhm_mm > 0.0) {
     SmoothingSpec smoothing;
     smoothing.fwhm_mm = spec.fwhm_mm;
     GaussianSmoother fixed_smoother(device, s.fixed_grid.dims, s.fixed_grid.voxel_mm, smoothing);
-    fixed_smoother.enqueue(s.fixed_raw, s.fixed_level, 1);
+    fixed_smoother.enqueue(s.fixed->data, s.fixed_level, 1);
     GaussianSmoother moving_smoother(device, s.moving_grid.dims, s.moving_grid.voxel_mm, smoothing);
-    moving_smoother.enqueue(s.moving_raw, s.moving_smoothed, 1);
+    moving_smoother.enqueue(s.moving->data, s.moving_smoothed, 1);
     moving = &s.moving_smoothed;
     RTF_CL_CHECK(clFinish(q));
   } else {
-    RTF_CL_CHECK(
-        clEnqueueCopyBuffer(q, s.fixed_raw.get(), s.fixed_level.get(), 0, 0, s.fixed_raw.bytes(), 0, nullptr, nullptr));
+    RTF_CL_CHECK(clEnqueueCopyBuffer(q, s.fixed->data.get(), s.fixed_level.get(), 0, 0, s.fixed->data.bytes(), 0,
+                                     nullptr, nullptr));
   }
   const Eigen::Matrix3d g = s.moving_grid.affine.topLeftCorner<3, 3>().inverse().transpose();
   Eigen::Matrix<double, 3, 4> g34 = Eigen::Matrix<double, 3, 4>::Zero();

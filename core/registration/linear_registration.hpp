@@ -17,6 +17,7 @@
 #include "core/device/device.hpp"
 #include "core/image/image.hpp"
 #include "core/registration/affine_params.hpp"
+#include "core/registration/device_volume.hpp"
 #include "core/registration/linear_sums.hpp"
 #include "core/registration/mutual_information.hpp"
 
@@ -103,6 +104,11 @@ class LinearRegistration {
   // use) restricts the sample points. Throws std::invalid_argument for a 4D image, a non-invertible affine, an axis
   // shorter than 4 voxels, an empty mask, more than 10% non-finite voxels, a constant image, or bad options.
   LinearRegistration(Device& device, const Image& fixed, const Image& moving, LinearRegistrationOptions options = {},
+                     std::optional<std::span<const uint8_t>> fixed_mask = std::nullopt);
+  // The same for images already on the device (shared with other registrations of the same pair, e.g. by
+  // normalize()): no upload, the checks on their device statistics.
+  LinearRegistration(Device& device, std::shared_ptr<const DeviceVolume> fixed,
+                     std::shared_ptr<const DeviceVolume> moving, LinearRegistrationOptions options = {},
                      std::optional<std::span<const uint8_t>> fixed_mask = std::nullopt);
   ~LinearRegistration();
   LinearRegistration(const LinearRegistration&) = delete;

@@ -15,6 +15,7 @@
 #include "core/filters/device_reduce.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
 #include "core/registration/deformation_ops.hpp"
+#include "core/registration/device_volume.hpp"
 #include "core/registration/resample.hpp"
 
 namespace rtf {
@@ -30,8 +31,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 void check_image(const Image& image, const char* what) {
   if (image.nt() != 1) {
-    throw std::invalid_argument(fmt::format("non-linear registration: the {} image must be 3D, it has {} volumes",
-                                            what, image.nt()));
+    throw std::invalid_argument(
+        fmt::format("non-linear registration: the {} image must be 3D, it has {} volumes", what, image.nt()));
   }
   for (int64_t d : image.header().dims) {
     if (d < 4) {
@@ -42,7 +43,9 @@ void check_image(const Image& image, const char* what) {
   inverse_affine(image.header().affine, fmt::format("non-linear registration: the {} image", what));
 }
 
-void check_options(const NonlinearOptions& o) {
+}  // namespace
+
+void check_nonlinear_options(const NonlinearOptions& o) {
   if (o.levels.empty()) throw std::invalid_argument("non-linear registration: no levels");
   for (const NonlinearLevel& l : o.levels) {
     if (!(l.spacing_mm > 0.0) || l.iterations < 0) {
@@ -51,38 +54,15 @@ void check_options(const NonlinearOptions& o) {
   }
   if (!(o.window_fwhm_voxels > 0.0) || !(o.fluid_fwhm_voxels >= 0.0) || !(o.diffusion_fwhm_voxels >= 0.0) ||
       !(o.step_voxels > 0.0) || !(o.gain > 0.0) || !(o.demons_alpha > 0.0) || o.convergence_window < 1) {
-    throw std::invalid_argument(
-        "non-linear registration: window, step, gain and alpha must be > 0, smoothing >= 0");
+    throw std::invalid_argument("non-linear registration: window, step, gain and alpha must be > 0, smoothing >= 0");
   }
 }
 
-// An image on the device with non-finite voxels set to 0, and its largest value.
-struct DeviceImage {
-  ImageHeader grid;
-  DeviceBuffer<float> data;
-  float largest = 0.0f;
-};
-
-DeviceImage upload(Device& device, const Image& image, const char* what) {
-  DeviceImage out;
-  out.grid = image.header();
-  std::vector<float> finite(image.data().size());
-  for (size_t i = 0; i < finite.size(); ++i) {
-    const float v = image.data()[i];
-    finite[i] = std::isfinite(v) ? v : 0.0f;
-    out.largest = std::max(out.largest, finite[i]);
-  }
-  if (!(out.largest > 0.0f)) {
-    throw std::invalid_argument(fmt::format("non-linear registration: the {} image has no positive voxel", what));
-  }
-  out.data = DeviceBuffer<float>(device, finite.size());
-  out.data.write(device.queue(), finite);
-  return out;
-}
+namespace {
 
 // `image` smoothed on its own grid (FWHM in mm; 0: as is) and resampled trilinearly into `out` on `grid`, its voxel v
 // taken from the image's world point T A_grid v (T: grid world -> image world).
-void level_image(Device& device, const DeviceImage& image, double fwhm_mm, const ImageHeader& grid,
+void level_image(Device& device, const DeviceVolume& image, double fwhm_mm, const ImageHeader& grid,
                  const Eigen::Matrix4d& t, DeviceBuffer<float>& scratch, DeviceBuffer<float>& out) {
   const DeviceBuffer<float>* source = &image.data;
   if (fwhm_mm > 0.0) {
@@ -150,6 +130,16 @@ std::vector<NonlinearLevel> parse_nonlinear_levels(const std::string& text) {
   return levels;
 }
 
+std::string format_nonlinear_levels(const std::vector<NonlinearLevel>& levels) {
+  std::string out;
+  for (const NonlinearLevel& l : levels) {
+    if (!out.empty()) out += ",";
+    out += fmt::format("{}:{}", l.spacing_mm, l.iterations);
+    if (l.image_fwhm_mm >= 0.0) out += fmt::format(":{}", l.image_fwhm_mm);
+  }
+  return out;
+}
+
 ImageHeader merged_grid(const ImageHeader& fixed, int factor) {
   ImageHeader h = fixed;
   h.num_volumes = 1;
@@ -170,21 +160,33 @@ ImageHeader merged_grid(const ImageHeader& fixed, int factor) {
   return h;
 }
 
-NonlinearResult nonlinear_register(Device& device, const Image& fixed_in, const Image& moving_in,
+NonlinearResult nonlinear_register(Device& device, const Image& fixed, const Image& moving,
                                    const Eigen::Matrix4d& affine, const NonlinearOptions& options,
                                    const NonlinearProgress& progress) {
-  check_options(options);
-  check_image(fixed_in, "fixed");
-  check_image(moving_in, "moving");
+  check_nonlinear_options(options);
+  check_image(fixed, "fixed");
+  check_image(moving, "moving");
+  return nonlinear_register(device, *DeviceVolume::upload(device, fixed), *DeviceVolume::upload(device, moving), affine,
+                            options, progress);
+}
+
+NonlinearResult nonlinear_register(Device& device, const DeviceVolume& fixed, const DeviceVolume& moving,
+                                   const Eigen::Matrix4d& affine, const NonlinearOptions& options,
+                                   const NonlinearProgress& progress) {
+  check_nonlinear_options(options);
   inverse_affine(affine, "non-linear registration: the affine");
+  inverse_affine(fixed.grid.affine, "non-linear registration: the fixed image");
+  inverse_affine(moving.grid.affine, "non-linear registration: the moving image");
+  if (!(fixed.hi > 0.0f)) throw std::invalid_argument("non-linear registration: the fixed image has no positive voxel");
+  if (!(moving.hi > 0.0f)) {
+    throw std::invalid_argument("non-linear registration: the moving image has no positive voxel");
+  }
   cl_command_queue q = device.queue();
-  // Both images go to the device once; every level is made there from them.
-  const DeviceImage fixed = upload(device, fixed_in, "fixed");
-  const DeviceImage moving = upload(device, moving_in, "moving");
+  // Every level is made on the device from the two images, uploaded once.
   DeviceBuffer<float> fixed_scratch(device, fixed.data.size()), moving_scratch(device, moving.data.size());
   const bool lncc = options.force == NonlinearForce::kLncc;
-  const auto eps_fixed = static_cast<float>(kRelativeVarianceEps * fixed.largest * fixed.largest);
-  const auto eps_moving = static_cast<float>(kRelativeVarianceEps * moving.largest * moving.largest);
+  const auto eps_fixed = static_cast<float>(kRelativeVarianceEps * fixed.hi * fixed.hi);
+  const auto eps_moving = static_cast<float>(kRelativeVarianceEps * moving.hi * moving.hi);
   std::pair<double, double> match{1.0, 0.0};  // demons: moving intensities -> fixed ones
   const double smallest = *std::min_element(fixed.grid.voxel_mm.begin(), fixed.grid.voxel_mm.end());
 
@@ -207,7 +209,7 @@ NonlinearResult nonlinear_register(Device& device, const Image& fixed_in, const 
     if (!lncc) {
       // Demons: intensities matched to the fixed image's (once, at the first level) and scaled to [0, 1].
       if (li == 0) match = intensity_match(f.read_all(q), m.read_all(q));
-      const double scale = 1.0 / fixed.largest;
+      const double scale = 1.0 / fixed.hi;
       ops.scale_intensity(f, static_cast<float>(scale), 0.0f);
       ops.scale_intensity(m, static_cast<float>(match.first * scale), static_cast<float>(match.second * scale));
     }
@@ -217,8 +219,7 @@ NonlinearResult nonlinear_register(Device& device, const Image& fixed_in, const 
       // The previous level's velocity on this grid, in this grid's voxel units.
       resample_on_device(device, *carried, previous.dims, v, dims, previous.affine.inverse() * grid.affine, 3,
                          ResampleInterpolation::kLinear);
-      ops.transform_vectors(v, v,
-                            grid.affine.topLeftCorner<3, 3>().inverse() * previous.affine.topLeftCorner<3, 3>());
+      ops.transform_vectors(v, v, grid.affine.topLeftCorner<3, 3>().inverse() * previous.affine.topLeftCorner<3, 3>());
     } else {
       v.fill(q, 0.0f);
     }

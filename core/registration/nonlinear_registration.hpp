@@ -14,6 +14,7 @@
 
 #include "core/device/device.hpp"
 #include "core/image/image.hpp"
+#include "core/registration/device_volume.hpp"
 
 namespace rtf {
 
@@ -30,14 +31,14 @@ struct NonlinearLevel {
 
 struct NonlinearOptions {
   NonlinearForce force = NonlinearForce::kLncc;
-  std::vector<NonlinearLevel> levels{{6.0, 40}, {3.0, 30}, {1.5, 15}};
-  double window_fwhm_voxels = 4.0;    // LNCC window (Gaussian), in level voxels
-  double fluid_fwhm_voxels = 3.0;     // smoothing of each update, in level voxels
-  double diffusion_fwhm_voxels = 1.5;  // smoothing of v after each update, in level voxels
-  double gain = 0.5;                   // update = gain * smoothed force (LNCC: forces of matched images are ~0)
-  double step_voxels = 0.25;           // the largest update per iteration, in level voxels (caps gain * force)
-  double demons_alpha = 0.5;           // demons: the largest step is about 1 / (2 alpha) voxels per unit intensity
-  int convergence_window = 8;          // a level ends when the similarity gained less than
+  std::vector<NonlinearLevel> levels{{8.0, 40}, {4.0, 30}, {2.0, 40}};
+  double window_fwhm_voxels = 4.0;      // LNCC window (Gaussian), in level voxels
+  double fluid_fwhm_voxels = 3.0;       // smoothing of each update, in level voxels
+  double diffusion_fwhm_voxels = 1.5;   // smoothing of v after each update, in level voxels
+  double gain = 1.0;                    // update = gain * smoothed force (LNCC: forces of matched images are ~0)
+  double step_voxels = 0.25;            // the largest update per iteration, in level voxels (caps gain * force)
+  double demons_alpha = 0.5;            // demons: the largest step is about 1 / (2 alpha) voxels per unit intensity
+  int convergence_window = 8;           // a level ends when the similarity gained less than
   double convergence_tolerance = 1e-4;  // `convergence_tolerance` over the last `convergence_window` iterations
 };
 
@@ -49,7 +50,7 @@ struct NonlinearLevelReport {
   double max_velocity_voxels = 0.0;
   double setup_seconds = 0.0;  // the level's images and buffers (smoothing, resampling, uploads)
   double seconds = 0.0;        // the whole level, set-up included
-  bool finished = false;  // the level's last report
+  bool finished = false;       // the level's last report
 };
 
 struct NonlinearResult {
@@ -61,10 +62,15 @@ struct NonlinearResult {
 // "SPACING:ITERATIONS[:FWHM],..." (mm, count, mm), e.g. "6:40,3:30,1.5:15". Throws std::invalid_argument naming the
 // bad item.
 std::vector<NonlinearLevel> parse_nonlinear_levels(const std::string& text);
+// The inverse of parse_nonlinear_levels (defaults for --help).
+std::string format_nonlinear_levels(const std::vector<NonlinearLevel>& levels);
 
 // The grid of a level: `fixed` with `factor` voxels merged per axis (same world extent, voxel centres at the merged
 // blocks' centres). factor 1 returns `fixed` itself (3D).
 ImageHeader merged_grid(const ImageHeader& fixed, int factor);
+
+// Throws std::invalid_argument for options that cannot run (no levels, non-positive sizes).
+void check_nonlinear_options(const NonlinearOptions& options);
 
 using NonlinearProgress = std::function<void(const NonlinearLevelReport& report, int level_index)>;
 
@@ -72,6 +78,10 @@ using NonlinearProgress = std::function<void(const NonlinearLevelReport& report,
 // std::invalid_argument for 4D images, non-finite or constant images, bad options; the images' non-finite voxels
 // count as 0.
 NonlinearResult nonlinear_register(Device& device, const Image& fixed, const Image& moving,
+                                   const Eigen::Matrix4d& affine, const NonlinearOptions& options = {},
+                                   const NonlinearProgress& progress = {});
+// The same for images already on the device (normalize() shares them with the affine registration).
+NonlinearResult nonlinear_register(Device& device, const DeviceVolume& fixed, const DeviceVolume& moving,
                                    const Eigen::Matrix4d& affine, const NonlinearOptions& options = {},
                                    const NonlinearProgress& progress = {});
 

@@ -3,7 +3,7 @@
 // of ITK-convention transforms: a template point x goes to x + u(x) (the warp, a displacement field on the template's
 // grid, RAS mm), then through the affine to the subject. The inverse warp exp(-v) is computed from the same velocity
 // field, checked (|inverse(warp(x)) - x| over the template's brain) and reported with the warp's Jacobian
-// determinant. docs/algorithms/normalization.md.
+// determinant on the template's grid. docs/algorithms/normalization.md.
 #pragma once
 
 #include <Eigen/Core>
@@ -29,11 +29,12 @@ struct NormalizationOptions {
   // Squarings of the final exponentials (a fine step keeps the warp and its inverse accurate): at least this many,
   // more when the field is large.
   int final_squarings = 6;
+  bool jacobian_image = false;  // also return the Jacobian determinant per template voxel (its summary always comes)
 };
 
 struct JacobianSummary {
   double min = 1.0, max = 1.0;
-  int64_t folded = 0;         // voxels with det <= 0 (over the whole grid)
+  int64_t folded = 0;          // voxels with det <= 0 (over the whole grid)
   int64_t folded_in_mask = 0;  // within the template's brain (voxels > 0)
   int64_t voxels = 0;
 };
@@ -41,13 +42,20 @@ struct JacobianSummary {
 struct NormalizationResult {
   Eigen::Matrix4d affine = Eigen::Matrix4d::Identity();  // template world -> subject world (RAS mm)
   LinearRegistrationResult affine_report;
-  // Three volumes on the template's grid, RAS mm; null when the non-linear step is off.
+  // Three volumes (RAS mm) on the finest non-linear level's grid (the template's grid with its voxels merged to that
+  // level's spacing, or the template's own); null when the non-linear step is off.
   std::shared_ptr<const Image> warp, inverse_warp;
-  std::shared_ptr<const Image> jacobian;  // det of x -> x + u(x) on the template's grid (null without warp)
-  NonlinearResult nonlinear_report;       // velocity field and per-level reports
+  // det of x -> x + u(x) on the template's grid (with NormalizationOptions::jacobian_image and a warp; else null).
+  std::shared_ptr<const Image> jacobian;
+  NonlinearResult nonlinear_report;  // velocity field and per-level reports
   JacobianSummary jacobian_summary;
   double inverse_error_max_mm = 0.0, inverse_error_mean_mm = 0.0;  // |inverse(warp(x)) - x| in the brain
   double seconds = 0.0;
+  // Where the time went: the affine (set-up and levels), the non-linear levels (uploads included), the final warp
+  // and inverse with their checks on the device, and reading the fields and the Jacobian back to the host.
+  struct Timing {
+    double affine = 0.0, nonlinear = 0.0, final_fields = 0.0, read_back = 0.0;
+  } timing;
 
   // Points: template -> subject (pull a subject image onto the template: apply -t warp -t affine).
   std::vector<SpatialTransform> template_to_subject() const;

@@ -143,8 +143,9 @@ void resample_on_device(Device& device, const DeviceBuffer<float>& in, const std
   const auto out_count = static_cast<size_t>(out_dims[0] * out_dims[1] * out_dims[2]);
   if (volumes < 1 || in.size() < in_count * static_cast<size_t>(volumes) ||
       out.size() < out_count * static_cast<size_t>(volumes)) {
-    throw std::invalid_argument(fmt::format("resample: buffers of {} and {} floats for {} volume(s) of {} and {} voxels",
-                                            in.size(), out.size(), volumes, in_count, out_count));
+    throw std::invalid_argument(
+        fmt::format("resample: buffers of {} and {} floats for {} volume(s) of {} and {} voxels", in.size(), out.size(),
+                    volumes, in_count, out_count));
   }
   const ClKernel sample =
       device.kernel(kSource, "sample_affine", {fmt::format("INTERP={}", interp_define(interpolation))});
