@@ -174,6 +174,24 @@ __kernel void field_norm_max(__global const float* f, const ulong n, __global fl
   if (lid == 0) partial[get_group_id(0)] = scratch[0];
 }
 
+// scale[0] = min(gain, step / m) with m the largest of the `groups` partial maxima of field_norm_max (0 when m is 0):
+// the capped gain of one update, computed on the device so that the host need not wait. NDRange: one work-item.
+__kernel void capped_gain(__global const float* partial, const int groups, const float gain, const float step,
+                          __global float* scale) {
+  if (get_global_id(0) != 0) return;
+  float m = 0.0f;
+  for (int g = 0; g < groups; ++g) m = fmax(m, partial[g]);
+  scale[0] = m > 0.0f ? fmin(gain, step / m) : 0.0f;
+}
+
+// v += scale[0] * f over `count` floats, the scale read from the device (capped_gain).
+__kernel void add_scaled_by(__global float* v, __global const float* f, const ulong count,
+                            __global const float* scale) {
+  const size_t i = get_global_id(0);
+  if (i >= count) return;
+  v[i] += scale[0] * f[i];
+}
+
 // det(I + Du), Du by central differences in voxel units (one-sided on the grid's faces).
 __kernel void jacobian_determinant(__global const float* u, const int nx, const int ny, const int nz,
                                    __global float* det) {

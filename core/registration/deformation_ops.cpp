@@ -46,11 +46,14 @@ DeformationOps::DeformationOps(Device& device, std::array<int64_t, 3> dims)
   scale_intensity_ = device.kernel(kSource, "scale_intensity");
   warp_check_ = device.kernel(kSource, "warp_check_partials");
   add_scaled_ = device.kernel(kSource, "add_scaled");
+  add_scaled_by_ = device.kernel(kSource, "add_scaled_by");
+  capped_gain_ = device.kernel(kSource, "capped_gain");
   norm_max_ = device.kernel(kSource, "field_norm_max");
   jacobian_ = device.kernel(kSource, "jacobian_determinant");
   transform_vectors_ = device.kernel(kSource, "transform_vectors");
   norm_groups_ = std::clamp<size_t>((static_cast<size_t>(voxels_) + kNormLocal - 1) / kNormLocal, 1, kNormMaxGroups);
   partial_ = DeviceBuffer<float>(device, norm_groups_);
+  gain_ = DeviceBuffer<float>(device, 1);
   check_partial_ = DeviceBuffer<float>(device, norm_groups_ * kCheckTerms);
 }
 
@@ -161,6 +164,19 @@ void DeformationOps::add_scaled(DeviceBuffer<float>& v, const DeviceBuffer<float
   require_size(f, count, "f");
   set_args(add_scaled_, v, f, static_cast<cl_ulong>(count), scale);
   launch<1>(device_.queue(), add_scaled_, {count}, {kGroup}, {}, EventMode::kNone);
+}
+
+void DeformationOps::add_capped(DeviceBuffer<float>& v, const DeviceBuffer<float>& f, float gain, float step) {
+  const auto n = static_cast<size_t>(voxels_);
+  require_size(v, 3 * n, "v");
+  require_size(f, 3 * n, "f");
+  cl_command_queue q = device_.queue();
+  set_args(norm_max_, f, static_cast<cl_ulong>(n), partial_, LocalMemory{kNormLocal * sizeof(float)});
+  launch<1>(q, norm_max_, {norm_groups_ * kNormLocal}, {kNormLocal}, {}, EventMode::kNone);
+  set_args(capped_gain_, partial_, static_cast<int>(norm_groups_), gain, step, gain_);
+  launch<1>(q, capped_gain_, {1}, {1}, {}, EventMode::kNone);
+  set_args(add_scaled_by_, v, f, static_cast<cl_ulong>(3 * n), gain_);
+  launch<1>(q, add_scaled_by_, {3 * n}, {kGroup}, {}, EventMode::kNone);
 }
 
 double DeformationOps::max_norm(const DeviceBuffer<float>& f) {

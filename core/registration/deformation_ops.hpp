@@ -58,6 +58,8 @@ class DeformationOps {
   void scale_intensity(DeviceBuffer<float>& v, float a, float b);
   // v += scale f (whole fields).
   void add_scaled(DeviceBuffer<float>& v, const DeviceBuffer<float>& f, float scale);
+  // v += g f with g = min(gain, step / max|f|) (0 when f is 0), g computed and applied on the device (no wait).
+  void add_capped(DeviceBuffer<float>& v, const DeviceBuffer<float>& f, float gain, float step);
   // The largest |f(x)| over the grid, in voxels (blocking).
   double max_norm(const DeviceBuffer<float>& f);
   // det(I + Du) per voxel (one volume).
@@ -73,8 +75,8 @@ class DeformationOps {
   std::array<int64_t, 3> dims_;
   int64_t voxels_;
   ClKernel compose_, warp_moments_, fixed_moments_, lncc_force_, variance_indicator_, demons_force_, scale_intensity_,
-      add_scaled_, norm_max_, jacobian_, transform_vectors_, warp_check_;
-  DeviceBuffer<float> partial_, check_partial_;
+      add_scaled_, add_scaled_by_, capped_gain_, norm_max_, jacobian_, transform_vectors_, warp_check_;
+  DeviceBuffer<float> partial_, check_partial_, gain_;
   size_t norm_groups_;
 };
 

@@ -1,6 +1,7 @@
 // DeviceVolume: one upload, then the sanitising range kernel.
 #include "core/registration/device_volume.hpp"
 
+#include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -14,11 +15,13 @@ namespace {
 constexpr const char* kSource = "volume_range.cl";
 constexpr size_t kLocal = 64;
 constexpr size_t kMaxGroups = 256;
-constexpr size_t kTerms = 3;  // kernels/volume_range.cl's RANGE_TERMS
+constexpr size_t kTerms = 7;  // kernels/volume_range.cl's RANGE_TERMS
 
 struct Range {
   int64_t non_finite = 0;
   float lo = INFINITY, hi = -INFINITY;
+  double mass = 0.0;
+  Eigen::Vector3d moment = Eigen::Vector3d::Zero();
 };
 
 Range reduce(Device& device, const DeviceBuffer<float>& partial, size_t groups) {
@@ -29,6 +32,8 @@ Range reduce(Device& device, const DeviceBuffer<float>& partial, size_t groups) 
     r.non_finite += std::llround(p[g * kTerms]);
     r.lo = std::min(r.lo, p[g * kTerms + 1]);
     r.hi = std::max(r.hi, p[g * kTerms + 2]);
+    r.mass += p[g * kTerms + 3];
+    for (int a = 0; a < 3; ++a) r.moment[a] += p[g * kTerms + 4 + static_cast<size_t>(a)];
   }
   return r;
 }
@@ -51,12 +56,15 @@ std::shared_ptr<const DeviceVolume> DeviceVolume::upload(Device& device, const I
   const size_t groups = groups_for(n);
   DeviceBuffer<float> partial(device, groups * kTerms);
   const ClKernel kernel = device.kernel(kSource, "volume_range_partials", {"SANITIZE"});
-  set_args(kernel, out->data, static_cast<cl_ulong>(n), finite, partial, LocalMemory{kLocal * kTerms * sizeof(float)});
+  const auto& d = out->grid.dims;
+  set_args(kernel, out->data, static_cast<cl_ulong>(n), static_cast<int>(d[0]), static_cast<int>(d[1]), finite,
+           partial, LocalMemory{kLocal * kTerms * sizeof(float)});
   launch<1>(q, kernel, {groups * kLocal}, {kLocal}, {}, EventMode::kNone);
   const Range r = reduce(device, partial, groups);
   out->non_finite = r.non_finite;
   out->lo = r.lo;
   out->hi = r.hi;
+  if (r.mass > 0.0) out->centre_of_mass = (out->grid.affine * (r.moment / r.mass).homogeneous()).head<3>();
   if (r.non_finite > 0) out->finite = std::move(finite);
   return out;
 }
@@ -67,7 +75,8 @@ std::pair<float, float> DeviceVolume::range_inside(Device& device, const DeviceB
   DeviceBuffer<float> partial(device, groups * kTerms);
   const ClKernel kernel = device.kernel(kSource, "volume_range_partials", {"HAS_MASK"});
   // The data are already sanitised: the kernel only reads them here.
-  set_args(kernel, data, static_cast<cl_ulong>(n), mask, partial, LocalMemory{kLocal * kTerms * sizeof(float)});
+  set_args(kernel, data, static_cast<cl_ulong>(n), static_cast<int>(grid.dims[0]), static_cast<int>(grid.dims[1]), mask,
+           partial, LocalMemory{kLocal * kTerms * sizeof(float)});
   launch<1>(device.queue(), kernel, {groups * kLocal}, {kLocal}, {}, EventMode::kNone);
   const Range r = reduce(device, partial, groups);
   return {r.lo, r.hi};

@@ -159,4 +159,12 @@ Eigen::Matrix4d centre_of_mass_alignment(const Image& fixed, const Image& moving
   return t;
 }
 
+Eigen::Matrix4d centre_of_mass_alignment(const DeviceVolume& fixed, const DeviceVolume& moving) {
+  Eigen::Matrix4d t = Eigen::Matrix4d::Identity();
+  if (fixed.centre_of_mass && moving.centre_of_mass) {
+    t.topRightCorner<3, 1>() = *moving.centre_of_mass - *fixed.centre_of_mass;
+  }
+  return t;
+}
+
 }  // namespace rtf

@@ -97,6 +97,8 @@ LinearRegistrationResult linear_register(const LinearSumsProvider& sums, const L
 // The translation that moves the fixed image's intensity centre of mass onto the moving image's (negative and
 // non-finite voxels count as 0): a starting point for images that are far apart. Identity when either is empty.
 Eigen::Matrix4d centre_of_mass_alignment(const Image& fixed, const Image& moving);
+// The same from the centres computed on the device (DeviceVolume::centre_of_mass).
+Eigen::Matrix4d centre_of_mass_alignment(const DeviceVolume& fixed, const DeviceVolume& moving);
 
 class LinearRegistration {
  public:

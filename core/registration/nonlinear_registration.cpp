@@ -24,6 +24,8 @@ namespace {
 
 // Local variances below this share of the image's largest squared intensity carry no force.
 constexpr double kRelativeVarianceEps = 1e-5;
+// The host reads the similarity (and the velocity's size) every this many iterations.
+constexpr int kEvaluateEvery = 4;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -244,43 +246,50 @@ NonlinearResult nonlinear_register(Device& device, const DeviceVolume& fixed, co
     report.setup_seconds = seconds_since(start);
     std::vector<double> history;
     double max_velocity = ops.max_norm(v);
+    // The host waits for the device only every kEvaluateEvery iterations (the similarity for the convergence test and
+    // the velocity's largest vector for the squarings); in between, the velocity grows by at most step_voxels per
+    // iteration (each update is capped so, and the diffusion smoothing never raises the largest vector), a bound that
+    // sets the squarings safely.
+    double velocity_bound = max_velocity;
+    const int window_evaluations = (options.convergence_window + kEvaluateEvery - 1) / kEvaluateEvery;
     for (int it = 0; it <= level.iterations; ++it) {
-      ops.exponential(v, u, scratch, DeformationOps::squarings_for(max_velocity));
+      ops.exponential(v, u, scratch, DeformationOps::squarings_for(velocity_bound));
       ops.warp_moments(m, f, u, moments);
-      double similarity = 0.0;
       if (lncc) {
         window.enqueue(moments, local, 3);
         ops.lncc_force(f, moments, local, fixed_local, eps_fixed, eps_moving, force, cc);
-        similarity = sum.sum(cc, n) / valid;
       } else {
         ops.demons_force(f, moments, static_cast<float>(options.demons_alpha), force, cc);
-        similarity = -sum.sum(cc, n) / valid;
       }
-      if (!std::isfinite(similarity)) throw std::runtime_error("non-linear registration: the similarity is not finite");
-      history.push_back(similarity);
-      if (it == 0) report.similarity_start = similarity;
-      report.similarity_end = similarity;
-      const auto w = static_cast<size_t>(options.convergence_window);
-      const bool converged =
-          history.size() > w && history.back() - history[history.size() - 1 - w] < options.convergence_tolerance;
-      if (it == level.iterations || converged) break;  // the last evaluation measures the final field
+      if (it % kEvaluateEvery == 0 || it == level.iterations) {
+        const double similarity = (lncc ? 1.0 : -1.0) * sum.sum(cc, n) / valid;
+        if (!std::isfinite(similarity)) {
+          throw std::runtime_error("non-linear registration: the similarity is not finite");
+        }
+        history.push_back(similarity);
+        if (it == 0) report.similarity_start = similarity;
+        report.similarity_end = similarity;
+        const auto w = static_cast<size_t>(window_evaluations);
+        const bool converged =
+            history.size() > w && history.back() - history[history.size() - 1 - w] < options.convergence_tolerance;
+        if (it == level.iterations || converged) break;  // the last evaluation measures the final field
+        max_velocity = ops.max_norm(v);
+        velocity_bound = max_velocity;
+      }
       fluid.enqueue(force, update, 3);
       // The step: the smoothed force times a fixed gain (a gradient ascent whose steps shrink as the images come to
       // match), capped so that no vector moves by more than step_voxels in one iteration.
-      const double largest_update = ops.max_norm(update);
-      if (!(largest_update > 0.0)) break;
-      const double gain = std::min(options.gain, options.step_voxels / largest_update);
-      ops.add_scaled(v, update, static_cast<float>(gain));
+      ops.add_capped(v, update, static_cast<float>(options.gain), static_cast<float>(options.step_voxels));
+      velocity_bound += options.step_voxels;
       if (options.diffusion_fwhm_voxels > 0.0) {
         diffusion.enqueue(v, scratch, 3);
         std::swap(v, scratch);
       }
-      max_velocity = ops.max_norm(v);
       report.iterations = it + 1;
-      report.max_velocity_voxels = max_velocity;
       report.seconds = seconds_since(start);
       if (progress) progress(report, static_cast<int>(li));
     }
+    max_velocity = ops.max_norm(v);
     report.max_velocity_voxels = max_velocity;
     carried = std::move(v);
     previous = grid;

@@ -38,8 +38,8 @@ struct NonlinearOptions {
   double gain = 1.0;                    // update = gain * smoothed force (LNCC: forces of matched images are ~0)
   double step_voxels = 0.25;            // the largest update per iteration, in level voxels (caps gain * force)
   double demons_alpha = 0.5;            // demons: the largest step is about 1 / (2 alpha) voxels per unit intensity
-  int convergence_window = 8;           // a level ends when the similarity gained less than
-  double convergence_tolerance = 1e-4;  // `convergence_tolerance` over the last `convergence_window` iterations
+  int convergence_window = 8;           // a level ends when the similarity gained less than `convergence_tolerance`
+  double convergence_tolerance = 1e-4;  // over the last `convergence_window` iterations (read every 4 iterations)
 };
 
 struct NonlinearLevelReport {

@@ -58,7 +58,7 @@ NormalizationResult normalize(Device& device, const Image& subject, const Image&
   const auto moving = DeviceVolume::upload(device, subject);
   {
     LinearRegistration affine(device, fixed, moving, options.affine);
-    const Eigen::Matrix4d init = initial ? *initial : centre_of_mass_alignment(template_image, subject);
+    const Eigen::Matrix4d init = initial ? *initial : centre_of_mass_alignment(*fixed, *moving);
     result.affine_report = affine.run(init, progress.affine);
   }
   if (!result.affine_report.failure.empty()) {

@@ -273,6 +273,18 @@ TEST_P(DeformationOpsTest, UpdateNormJacobianAndUnits) {
   for (size_t i = 0; i < n; ++i) largest = std::max(largest, std::hypot(sum[i], sum[n + i], sum[2 * n + i]));
   EXPECT_NEAR(ops.max_norm(dv), largest, 1e-5 * largest);
 
+  // The capped update on the device: v + min(gain, step / max|f|) f, once with the gain and once with the cap active.
+  double largest_f = 0.0;
+  for (size_t i = 0; i < n; ++i) largest_f = std::max(largest_f, std::hypot(f[i], f[n + i], f[2 * n + i]));
+  for (const float gain : {0.01f, 10.0f}) {
+    auto dv2 = upload(v);
+    ops.add_capped(dv2, dfield, gain, 0.25f);
+    const double g = std::min(static_cast<double>(gain), 0.25 / largest_f);
+    std::vector<double> capped(3 * n);
+    for (size_t i = 0; i < 3 * n; ++i) capped[i] = static_cast<double>(v[i]) + g * static_cast<double>(f[i]);
+    EXPECT_EQ(mismatches(download(dv2), capped, 1e-5), 0) << "gain " << gain;
+  }
+
   const auto summed = download(dv);
   auto det = poisoned(n);
   ops.jacobian(dv, det);
