@@ -47,7 +47,9 @@ int main(int argc, char** argv) {
   app.add_option("--fixed", opt.fixed, "Template")->capture_default_str();
   app.add_option("--levels", opt.levels, "SPACING:FWHM per level")->capture_default_str();
   app.add_option("--runs", opt.runs, "Timed runs")->capture_default_str();
-  app.add_option("--cost", opt.cost, "ncc or mi")->capture_default_str()->check(CLI::IsMember({"ncc", "mi"}));
+  app.add_option("--cost", opt.cost, "ncc, mi or lncc")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"ncc", "mi", "lncc"}));
   app.add_option("--dof", opt.dof, "6, 9 or 12")->capture_default_str()->check(CLI::IsMember({6, 9, 12}));
   app.add_flag(
       "--synthetic-epi", opt.synthetic_epi,
@@ -85,7 +87,9 @@ int main(int argc, char** argv) {
   }
   rtf::LinearRegistrationOptions options;
   options.dof = opt.dof;
-  options.cost = opt.cost == "mi" ? rtf::LinearCost::kMi : rtf::LinearCost::kNcc;
+  options.cost = opt.cost == "mi"     ? rtf::LinearCost::kMi
+                 : opt.cost == "lncc" ? rtf::LinearCost::kLncc
+                                      : rtf::LinearCost::kNcc;
   options.levels = rtf::parse_linear_levels(opt.levels);
   const Eigen::Matrix4d start = rtf::centre_of_mass_alignment(fixed, moving);
 
@@ -118,6 +122,7 @@ int main(int argc, char** argv) {
                       {"iterations", r.iterations},
                       {"ncc", r.ncc},
                       {"mi", r.mi},
+                      {"lncc", r.lncc},
                       {"median_ms", rtf::bench::summarize(level_ms[l]).median}});
   }
   const auto total = rtf::bench::summarize(total_ms);
@@ -158,6 +163,7 @@ int main(int argc, char** argv) {
        {"ncc", last.ncc},
        {"initial_mi", last.initial_mi},
        {"mi", last.mi},
+       {"lncc", last.lncc},
        {"iterations", last.iterations},
        {"levels", levels},
        {"resample_median_ms", rs.median},

@@ -1,5 +1,5 @@
-// `rtfmri register MOVING FIXED --out PREFIX`: linear registration on the device (6, 9 or 12 degrees of freedom, NCC,
-// coarse to fine); writes the ITK affine, the moving image resampled onto the fixed grid and a JSON report.
+// `rtfmri register MOVING FIXED --out PREFIX`: linear registration on the device (6, 9 or 12 degrees of freedom, NCC, MI
+// or LNCC, coarse to fine); writes the ITK affine, the moving image resampled onto the fixed grid and a JSON report.
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +17,7 @@ struct RegisterArgs {
   std::string moving, fixed, fixed_mask, out, init = "com", levels = "8:8,4:4,2:2", cost = "ncc", interp = "linear";
   int dof = 12;
   int max_iterations = 40;
+  double lncc_window = rtf::LinearRegistrationOptions{}.lncc_window_voxels;
 };
 
 std::vector<uint8_t> read_mask(const std::string& path, const rtf::ImageHeader& grid, const std::string& grid_name) {
@@ -36,7 +37,10 @@ void run(const RegisterArgs& args, const rtf::cli::GlobalOptions& globals) {
   options.dof = args.dof;
   options.levels = rtf::parse_linear_levels(args.levels);
   options.max_iterations = args.max_iterations;
-  options.cost = args.cost == "mi" ? rtf::LinearCost::kMi : rtf::LinearCost::kNcc;
+  options.lncc_window_voxels = args.lncc_window;
+  options.cost = args.cost == "mi"     ? rtf::LinearCost::kMi
+                 : args.cost == "lncc" ? rtf::LinearCost::kLncc
+                                       : rtf::LinearCost::kNcc;
   std::vector<uint8_t> mask;
   if (!args.fixed_mask.empty()) mask = read_mask(args.fixed_mask, fixed.header(), args.fixed);
   Eigen::Matrix4d initial = Eigen::Matrix4d::Identity();
@@ -53,8 +57,9 @@ void run(const RegisterArgs& args, const rtf::cli::GlobalOptions& globals) {
   // as much as the fine ones: smoothing the full images dominates them).
   const int levels = static_cast<int>(options.levels.size());
   double done_seconds = 0.0;
-  const bool mi = options.cost == rtf::LinearCost::kMi;
-  const char* cost_name = mi ? "MI" : "NCC";
+  const bool mi = options.cost == rtf::LinearCost::kMi, lncc = options.cost == rtf::LinearCost::kLncc;
+  const char* cost_name = mi ? "MI" : lncc ? "LNCC" : "NCC";
+  const auto value = [&](const rtf::LinearLevelReport& r) { return mi ? r.mi : lncc ? r.lncc : r.ncc; };
   const auto progress = [&](const rtf::LinearLevelReport& report, int level) {
     if (!report.finished) return;
     done_seconds += report.seconds;
@@ -62,8 +67,8 @@ void run(const RegisterArgs& args, const rtf::cli::GlobalOptions& globals) {
     spdlog::info(
         "level {}/{} (spacing {} mm, FWHM {} mm, stride {}): {} {:.4f} after {} iterations, {} points, "
         "{:.2f} s{}",
-        level + 1, levels, report.level.spacing_mm, report.level.fwhm_mm, report.stride, cost_name,
-        mi ? report.mi : report.ncc, report.iterations, report.points, report.seconds,
+        level + 1, levels, report.level.spacing_mm, report.level.fwhm_mm, report.stride, cost_name, value(report),
+        report.iterations, report.points, report.seconds,
         level + 1 < levels ? fmt::format("; about {:.0f} s left", left) : "");
   };
   const rtf::LinearRegistrationResult result = registration.run(initial, progress);
@@ -86,6 +91,8 @@ void run(const RegisterArgs& args, const rtf::cli::GlobalOptions& globals) {
                            {"ncc", result.ncc},
                            {"initial_mi", result.initial_mi},
                            {"mi", result.mi},
+                           {"initial_lncc", result.initial_lncc},
+                           {"lncc", result.lncc},
                            {"iterations", result.iterations},
                            {"converged", result.converged},
                            {"seconds", clock.seconds()},
@@ -103,13 +110,14 @@ void run(const RegisterArgs& args, const rtf::cli::GlobalOptions& globals) {
                                 {"iterations", level.iterations},
                                 {"ncc", level.ncc},
                                 {"mi", level.mi},
+                                {"lncc", level.lncc},
                                 {"seconds", level.seconds}});
   }
   rtf::write_text_atomically(report_path, report.dump(2) + "\n");
   if (!result.converged) spdlog::warn("the finest level stopped at --max-iterations before converging");
   spdlog::info("registered {} to {} ({} dof): {} {:.4f} -> {:.4f}; wrote {}, {}, {} ({:.2f} s)", args.moving,
-               args.fixed, args.dof, cost_name, mi ? result.initial_mi : result.initial_ncc,
-               mi ? result.mi : result.ncc, affine_path, warped_path, report_path, clock.seconds());
+               args.fixed, args.dof, cost_name, mi ? result.initial_mi : lncc ? result.initial_lncc : result.initial_ncc,
+               mi ? result.mi : lncc ? result.lncc : result.ncc, affine_path, warped_path, report_path, clock.seconds());
 }
 
 void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
@@ -129,9 +137,14 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::IsMember({6, 9, 12}));
   cmd->add_option("--cost", args->cost,
                   "Cost: ncc (normalised cross-correlation: images of the same modality, e.g. T1 to a T1 template) or "
-                  "mi (Mattes mutual information, 32 bins: different contrasts, e.g. EPI to T1)")
+                  "mi (Mattes mutual information, 32 bins: different contrasts, e.g. EPI to T1) or lncc (local "
+                  "correlation in Gaussian windows of --lncc-window sample steps: contrasts related linearly within a "
+                  "window, of either sign; robust to a bias field). docs/algorithms/registration.md, \"Which cost\"")
       ->capture_default_str()
-      ->check(CLI::IsMember({"ncc", "mi"}));
+      ->check(CLI::IsMember({"ncc", "mi", "lncc"}));
+  cmd->add_option("--lncc-window", args->lncc_window, "With --cost lncc: the window's FWHM in sample steps")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--fixed-mask", args->fixed_mask, "Mask on FIXED's grid: only its voxels drive the fit")
       ->check(CLI::ExistingFile);
   cmd->add_option("--init", args->init,
@@ -141,7 +154,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "Coarse to fine: SPACING_MM:FWHM_MM per level (sample spacing on FIXED, smoothing of both images)")
       ->capture_default_str();
   cmd->add_option("--max-iterations", args->max_iterations,
-                  "Accepted steps per level (Levenberg-Marquardt for ncc, BFGS for mi)")
+                  "Accepted steps per level (Levenberg-Marquardt for ncc, BFGS for mi and lncc)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--interp", args->interp, "Interpolation of PREFIX_warped.nii.gz: linear, cubic or nearest")

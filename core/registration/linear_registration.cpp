@@ -25,6 +25,8 @@ constexpr size_t kCpuItemsPerComputeUnit = 64;
 constexpr double kMaxNonFiniteFraction = 0.1;
 constexpr int kMiHistogramTerms = kMiBins * kMiBins + 1;  // kernels/mutual_information.cl's HIST_TERMS
 constexpr int kMiGradientTerms = 13;                      // and GRAD_TERMS
+constexpr int kLnccTerms = 14;                            // kernels/linear_lncc.cl's LNCC_TERMS
+constexpr double kLnccRelativeEps = 1e-5;                 // local variances below this share of max^2 are not counted
 
 cl_float4 row(const Eigen::Matrix<double, 3, 4>& m, int r) {
   return cl_float4{{static_cast<float>(m(r, 0)), static_cast<float>(m(r, 1)), static_cast<float>(m(r, 2)),
@@ -95,6 +97,12 @@ struct LinearRegistration::State {
   std::vector<int> strides;
   int prepared = -1;
   size_t groups = 1, group_size = 1;
+  // Local correlation: the lattice kernels, its buffers (sized for the largest lattice) and this level's smoothers.
+  ClKernel lncc_lattice_kernel, lncc_terms_kernel, lncc_partials_kernel, lncc_reduce;
+  DeviceBuffer<float> lncc_moments, lncc_means, lncc_terms, lncc_smoothed_terms, lncc_grad, lncc_cc, lncc_valid,
+      lncc_partial, lncc_sums;
+  std::optional<GaussianSmoother> lncc_window, lncc_terms_window;
+  float lncc_eps_fixed = 0.0f, lncc_eps_moving = 0.0f;
 
   SampleGeometry geometry(int level, const Eigen::Matrix4d& transform, const Eigen::Vector3d& fixed_centre) const {
     SampleGeometry g;
@@ -215,6 +223,29 @@ LinearRegistration::LinearRegistration(Device& device, std::shared_ptr<const Dev
     s.host_histogram.resize(static_cast<size_t>(kMiHistogramTerms));
     s.host_gradient.resize(static_cast<size_t>(kMiGradientTerms));
   }
+  if (s.options.cost == LinearCost::kLncc) {
+    if (!(s.options.lncc_window_voxels > 0.0)) throw std::invalid_argument("registration: the LNCC window must be > 0");
+    s.lncc_lattice_kernel = device.kernel("linear_lncc.cl", "lncc_lattice");
+    s.lncc_terms_kernel = device.kernel("linear_lncc.cl", "lncc_terms", s.mask ? std::vector<std::string>{"HAS_MASK"}
+                                                                                 : std::vector<std::string>{});
+    s.lncc_partials_kernel =
+        device.kernel("linear_lncc.cl", "lncc_gradient_partials", cpu ? std::vector<std::string>{"ITEM_PARTIALS"}
+                                                                      : std::vector<std::string>{});
+    s.lncc_reduce = device.kernel("rigid_register.cl", "reduce_partials", {fmt::format("NTERMS={}", kLnccTerms)});
+    s.lncc_moments = DeviceBuffer<float>(device, 6 * most_points);
+    s.lncc_means = DeviceBuffer<float>(device, 6 * most_points);
+    s.lncc_terms = DeviceBuffer<float>(device, 4 * most_points);
+    s.lncc_smoothed_terms = DeviceBuffer<float>(device, 4 * most_points);
+    s.lncc_grad = DeviceBuffer<float>(device, 3 * most_points);
+    s.lncc_cc = DeviceBuffer<float>(device, most_points);
+    s.lncc_valid = DeviceBuffer<float>(device, most_points);
+    s.lncc_partial = DeviceBuffer<float>(device, s.groups * static_cast<size_t>(kLnccTerms));
+    s.lncc_sums = DeviceBuffer<float>(device, static_cast<size_t>(kLnccTerms));
+    const double fmax = std::max(std::abs(s.fixed->lo), std::abs(s.fixed->hi));
+    const double mmax = std::max(std::abs(s.moving->lo), std::abs(s.moving->hi));
+    s.lncc_eps_fixed = static_cast<float>(kLnccRelativeEps * fmax * fmax);
+    s.lncc_eps_moving = static_cast<float>(kLnccRelativeEps * mmax * mmax);
+  }
   s.sums = DeviceBuffer<float>(device, static_cast<size_t>(kLinearSumTerms));
   s.host_sums.resize(static_cast<size_t>(kLinearSumTerms));
   const Eigen::Vector4d mid(0.5 * static_cast<double>(s.fixed_grid.dims[0] - 1),
@@ -256,6 +287,15 @@ void LinearRegistration::prepare_level(int level) {
   set_args(s.gradient_kernel, *moving, s.movgrad, static_cast<int>(d[0]), static_cast<int>(d[1]),
            static_cast<int>(d[2]), row(g34, 0), row(g34, 1), row(g34, 2));
   launch<1>(q, s.gradient_kernel, {s.movgrad.size()}, {64}, {}, EventMode::kNone);
+  if (s.options.cost == LinearCost::kLncc) {
+    const SampleGeometry lattice_geometry = s.geometry(level, Eigen::Matrix4d::Identity(), fixed_centre_);
+    const std::array<int64_t, 3> lattice{lattice_geometry.px, lattice_geometry.py,
+                                         lattice_geometry.npoints / (lattice_geometry.px * lattice_geometry.py)};
+    SmoothingSpec window;
+    window.fwhm_mm = s.options.lncc_window_voxels;  // on the lattice's unit steps
+    s.lncc_window.emplace(device, lattice, std::array<double, 3>{1.0, 1.0, 1.0}, window, std::nullopt, 6);
+    s.lncc_terms_window.emplace(device, lattice, std::array<double, 3>{1.0, 1.0, 1.0}, window, std::nullopt, 4);
+  }
   RTF_CL_CHECK(clFinish(q));
   s.prepared = level;
 }
@@ -341,8 +381,77 @@ MiEvaluation LinearRegistration::mutual_information(int level, const Eigen::Matr
   return result;
 }
 
+std::array<std::vector<double>, 3> LinearRegistration::lncc_window_taps() const {
+  if (!state_->lncc_window) throw std::logic_error("registration: no LNCC level prepared");
+  return state_->lncc_window->taps();
+}
+
+std::pair<double, double> LinearRegistration::lncc_eps() const {
+  return {state_->lncc_eps_fixed, state_->lncc_eps_moving};
+}
+
+MiEvaluation LinearRegistration::local_correlation(int level, const Eigen::Matrix4d& transform) {
+  State& s = *state_;
+  if (s.options.cost != LinearCost::kLncc) throw std::logic_error("registration: not set up for the LNCC cost");
+  prepare_level(level);
+  const SampleGeometry g = s.geometry(level, transform, fixed_centre_);
+  cl_command_queue q = s.device->queue();
+  const auto points = static_cast<size_t>(g.npoints);
+  set_args(s.lncc_lattice_kernel, s.fixed_level, s.movgrad, g.fnx, g.fny, g.mnx, g.mny, g.mnz, g.stride, g.px, g.py,
+           g.npoints, g.to_moving[0], g.to_moving[1], g.to_moving[2], s.lncc_moments, s.lncc_grad);
+  launch<1>(q, s.lncc_lattice_kernel, {points}, {64}, {}, EventMode::kNone);
+  s.lncc_window->enqueue(s.lncc_moments, s.lncc_means, 6);
+  if (s.mask) {
+    set_args(s.lncc_terms_kernel, s.lncc_moments, s.lncc_means, *s.mask, g.fnx, g.fny, g.stride, g.px, g.py, g.npoints,
+             s.lncc_eps_fixed, s.lncc_eps_moving, s.lncc_terms, s.lncc_cc, s.lncc_valid);
+  } else {
+    set_args(s.lncc_terms_kernel, s.lncc_moments, s.lncc_means, g.npoints, s.lncc_eps_fixed, s.lncc_eps_moving, s.lncc_terms, s.lncc_cc,
+             s.lncc_valid);
+  }
+  launch<1>(q, s.lncc_terms_kernel, {points}, {64}, {}, EventMode::kNone);
+  s.lncc_terms_window->enqueue(s.lncc_terms, s.lncc_smoothed_terms, 4);
+  const LocalMemory scratch{s.group_size * sizeof(float)};
+  set_args(s.lncc_partials_kernel, s.lncc_moments, s.lncc_smoothed_terms, s.lncc_grad, s.lncc_cc, s.lncc_valid,
+           g.stride, g.px, g.py, g.npoints, g.to_d[0], g.to_d[1], g.to_d[2], s.lncc_partial, scratch);
+  launch<1>(q, s.lncc_partials_kernel, {s.groups * s.group_size}, {s.group_size}, {}, EventMode::kNone);
+  set_args(s.lncc_reduce, s.lncc_partial, static_cast<int>(s.groups), s.lncc_sums);
+  launch<1>(q, s.lncc_reduce, {static_cast<size_t>(kLnccTerms)}, {static_cast<size_t>(kLnccTerms)}, {},
+            EventMode::kNone);
+  std::vector<float> sums(static_cast<size_t>(kLnccTerms));
+  s.lncc_sums.read(q, sums);
+  MiEvaluation result;
+  result.count = std::llround(sums[13]);
+  if (result.count == 0) return result;
+  const auto count = static_cast<double>(result.count);
+  result.mi = sums[12] / count;
+  for (int i = 0; i < 12; ++i) result.gradient[i] = sums[static_cast<size_t>(i)] / count;
+  return result;
+}
+
 LinearRegistrationResult LinearRegistration::run(const Eigen::Matrix4d& initial, const LinearProgress& progress) {
   inverse_affine(initial, "registration: the initial transform");
+  if (state_->options.cost == LinearCost::kLncc) {
+    // The quasi-Newton driver of MI maximises any smooth similarity with a gradient; its `mi` fields carry the LNCC.
+    const MiProvider provider = [this](int level, const Eigen::Matrix4d& t, bool) {
+      return local_correlation(level, t);
+    };
+    LinearRegistrationResult r =
+        linear_register_mi(provider, state_->options, initial, fixed_centre_, state_->strides, [&](const LinearLevelReport& report, int level) {
+          if (!progress) return;
+          LinearLevelReport copy = report;
+          copy.lncc = copy.mi;
+          copy.mi = 0.0;
+          progress(copy, level);
+        });
+    r.lncc = r.mi;
+    r.initial_lncc = r.initial_mi;
+    r.mi = r.initial_mi = 0.0;
+    for (LinearLevelReport& l : r.levels) {
+      l.lncc = l.mi;
+      l.mi = 0.0;
+    }
+    return r;
+  }
   if (state_->options.cost == LinearCost::kMi) {
     const MiProvider provider = [this](int level, const Eigen::Matrix4d& t, bool gradient) {
       return mutual_information(level, t, gradient);

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device/device.hpp"
@@ -29,8 +31,10 @@ struct LinearLevel {
 };
 
 // ncc: intensity-scaled least squares, whose optimum maximises the normalised cross-correlation (same modality);
-// mi: Mattes mutual information (any monotonic or non-monotonic intensity relation, e.g. EPI to T1).
-enum class LinearCost { kNcc, kMi };
+// mi: Mattes mutual information (any monotonic or non-monotonic intensity relation, e.g. EPI to T1);
+// lncc: the mean local (Gaussian-window) correlation over a lattice of sample points (intensity relations that are
+// linear within a window, of either sign).
+enum class LinearCost { kNcc, kMi, kLncc };
 
 struct LinearRegistrationOptions {
   int dof = 12;
@@ -40,6 +44,7 @@ struct LinearRegistrationOptions {
   double tolerance_mm = 0.01;  // converged when an accepted step moves no point within radius_mm by more than this
   double radius_mm = 60.0;
   int64_t min_points = 500;  // fewer overlapping sample points than this: registration fails
+  double lncc_window_voxels = 4.0;  // lncc: the window's FWHM in sample-lattice steps (the level's spacing)
 };
 
 struct LinearLevelReport {
@@ -49,6 +54,7 @@ struct LinearLevelReport {
   int iterations = 0;  // accepted steps
   double ncc = 0.0;    // at the end of the level (NCC cost)
   double mi = 0.0;     // at the end of the level (MI cost, nats)
+  double lncc = 0.0;   // at the end of the level (LNCC cost: mean local cc)
   double seconds = 0.0;
   bool finished = false;  // the level's last report
 };
@@ -59,6 +65,7 @@ struct LinearRegistrationResult {
   double ncc = 0.0;                                         // at the finest level (NCC cost)
   double initial_ncc = 0.0;                                 // at the start, at the coarsest level (NCC cost)
   double mi = 0.0, initial_mi = 0.0;                        // the same for the MI cost (nats)
+  double lncc = 0.0, initial_lncc = 0.0;                    // and for the LNCC cost
   double intensity_scale = 1.0, intensity_offset = 0.0;     // moving -> fixed intensities at the end
   int iterations = 0;                                       // over all levels
   bool converged = false;                                   // the finest level met the tolerance
@@ -124,6 +131,11 @@ class LinearRegistration {
   // Device MI (and its gradient) at `level`; the joint histogram goes to `histogram` when given. For tests.
   MiEvaluation mutual_information(int level, const Eigen::Matrix4d& transform, bool gradient,
                                   std::vector<double>* histogram = nullptr);
+  // Device LNCC (mean local cc in `mi`) and its gradient at `level`. For tests.
+  MiEvaluation local_correlation(int level, const Eigen::Matrix4d& transform);
+  // The LNCC window's taps on the sample lattice and the variance guards (for the reference).
+  std::array<std::vector<double>, 3> lncc_window_taps() const;
+  std::pair<double, double> lncc_eps() const;
   // The intensity binning of the MI cost (from the two images' ranges).
   const MiBinning& mi_binning() const;
 

@@ -56,6 +56,7 @@ NormalizationResult normalize(Device& device, const Image& subject, const Image&
   if (options.nonlinear) check_nonlinear_options(options.warp);
   const auto fixed = DeviceVolume::upload(device, template_image);
   const auto moving = DeviceVolume::upload(device, subject);
+  result.timing.upload = seconds_of_lap();
   {
     LinearRegistration affine(device, fixed, moving, options.affine);
     const Eigen::Matrix4d init = initial ? *initial : centre_of_mass_alignment(*fixed, *moving);

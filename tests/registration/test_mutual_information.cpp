@@ -25,48 +25,20 @@
 namespace rtf {
 namespace {
 
-struct BlobPair {
-  Image fixed, moving;
-  std::vector<uint8_t> mask;
-};
-
-BlobPair blob_pair(uint32_t seed) {
-  const ImageHeader fixed_grid = test::oblique_header({25, 21, 17});
-  const ImageHeader moving_grid =
-      test::centred_grid({23, 27, 15}, {2.5, 2.0, 3.5}, test::rotation_about(-0.3, {1, 2, -1}), {1.0, -2.0, 0.5});
-  Eigen::Matrix4d truth = Eigen::Matrix4d::Identity();
-  truth.topLeftCorner<3, 3>() = test::rotation_about(0.05, {0, 1, 1});
-  truth.topRightCorner<3, 1>() = Eigen::Vector3d(1.5, -0.8, 0.6);
-  BlobPair pair{
-      Image(fixed_grid, test::blobs(fixed_grid, seed)), Image(moving_grid, test::blobs(moving_grid, seed, truth)), {}};
-  for (float& v : pair.moving.data()) v = std::sqrt(std::max(v, 0.0f));  // a non-linear intensity relation
-  pair.mask.resize(pair.fixed.data().size());
-  std::mt19937 rng(seed + 1);
-  for (auto& m : pair.mask) m = static_cast<uint8_t>(rng() % 4 != 0);
-  return pair;
-}
-
-Eigen::Matrix4d estimate() {
-  Eigen::Matrix4d t = Eigen::Matrix4d::Identity();
-  t.topLeftCorner<3, 3>() = test::rotation_about(0.03, {1, 0, 1}) * Eigen::Vector3d(1.02, 0.99, 1.01).asDiagonal();
-  t.topRightCorner<3, 1>() = Eigen::Vector3d(1.0, -0.5, 0.2);
-  return t;
-}
-
 TEST(MutualInformation, DeviceMatchesReference) {
   std::random_device seeds;
   for (bool use_mask : {false, true}) {
     const uint32_t seed = seeds();
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " mask " << use_mask);
-    const BlobPair pair = blob_pair(seed);
+    const test::BlobPair pair = test::blob_pair(seed);
     const auto mask = use_mask ? std::optional<std::span<const uint8_t>>(pair.mask) : std::nullopt;
     LinearRegistrationOptions options;
     options.cost = LinearCost::kMi;
     options.levels = {{2.0, 0.0}};  // stride 1 (3 mm voxels), no smoothing
     LinearRegistration reg(test::test_device(), pair.fixed, pair.moving, options, mask);
     std::vector<double> dev_hist, cpu_hist;
-    const MiEvaluation dev = reg.mutual_information(0, estimate(), true, &dev_hist);
-    const MiEvaluation cpu = reference::mutual_information(pair.fixed, pair.moving, mask, reg.stride(0), estimate(),
+    const MiEvaluation dev = reg.mutual_information(0, test::perturbed_estimate(), true, &dev_hist);
+    const MiEvaluation cpu = reference::mutual_information(pair.fixed, pair.moving, mask, reg.stride(0), test::perturbed_estimate(),
                                                            reg.fixed_centre(), reg.mi_binning(), &cpu_hist);
     ASSERT_GT(cpu.count, 2000);
     // A point on the moving grid's edge, or a value on a fixed bin's edge, may fall either side in float.
@@ -91,7 +63,7 @@ TEST(MutualInformation, DeviceMatchesReference) {
 }
 
 TEST(MutualInformation, ReferenceGradientMatchesCentralDifferences) {
-  const BlobPair pair = blob_pair(std::random_device{}());
+  const test::BlobPair pair = test::blob_pair(std::random_device{}());
   LinearRegistrationOptions options;
   options.cost = LinearCost::kMi;
   options.levels = {{2.0, 0.0}};
@@ -112,13 +84,13 @@ TEST(MutualInformation, ReferenceGradientMatchesCentralDifferences) {
   }
   const std::span<const uint8_t> mask(inner);
   const MiEvaluation at =
-      reference::mutual_information(pair.fixed, pair.moving, mask, 1, estimate(), c, reg.mi_binning());
+      reference::mutual_information(pair.fixed, pair.moving, mask, 1, test::perturbed_estimate(), c, reg.mi_binning());
   ASSERT_GT(at.count, 500);
   // T X = B (X - c) + b: perturb one entry of (B, b) at a time.
   for (int i = 0; i < 12; ++i) {
     const double step = i < 9 ? 1e-3 : 1e-2;
     auto moved = [&](double delta) {
-      Eigen::Matrix4d t = estimate();
+      Eigen::Matrix4d t = test::perturbed_estimate();
       if (i < 9) {
         const int r = i / 3, col = i % 3;
         t(r, col) += delta;
@@ -138,38 +110,12 @@ TEST(MutualInformation, ReferenceGradientMatchesCentralDifferences) {
   }
 }
 
-// Colin27 on a 2 mm fixed grid; the moving image: its contrast inverted inside the head (0 stays 0), on a flipped,
-// rotated 3 mm grid, moved by `truth` (fixed world -> moving world).
-struct CrossModalPair {
-  Image fixed, moving;
-};
-
-CrossModalPair cross_modal_pair(const Eigen::Matrix4d& truth) {
-  const auto path = test::installed_data("mricron/ch2bet.nii.gz");
-  if (!path) return {};
-  const Image colin = read_nifti(*path);
-  const Eigen::Vector3d centre(0.0, -18.0, 18.0);
-  const ImageHeader fixed_grid =
-      test::centred_grid({91, 109, 91}, {2.0, 2.0, 2.0}, Eigen::Matrix3d::Identity(), centre);
-  Eigen::Matrix3d flipped = test::rotation_about(0.3, {1, 1, -2});
-  flipped.col(0) *= -1.0;
-  const ImageHeader moving_grid =
-      test::centred_grid({64, 72, 56}, {3.0, 3.0, 3.0}, flipped, centre + Eigen::Vector3d(-3, 5, 2));
-  CrossModalPair pair;
-  pair.fixed = resample(test::test_device(), colin, fixed_grid, {}, ResampleInterpolation::kLinear);
-  pair.moving = resample(test::test_device(), colin, moving_grid, {truth.inverse()}, ResampleInterpolation::kLinear);
-  float top = 0.0f;
-  for (float v : pair.moving.data()) top = std::max(top, v);
-  for (float& v : pair.moving.data()) v = v > 0.02f * top ? 1.2f * top - v : 0.0f;  // bright CSF, dark WM, 0 outside
-  return pair;
-}
-
 TEST(MutualInformation, RecoversARigidTransformAcrossContrasts) {
   Eigen::Matrix4d truth = Eigen::Matrix4d::Identity();
   const Eigen::Vector3d c(0, -18, 18);
   truth.topLeftCorner<3, 3>() = test::rotation_about(0.1, {0.5, -1.0, 0.3});  // 5.7 degrees
   truth.topRightCorner<3, 1>() = c + Eigen::Vector3d(-5.0, 4.0, 6.0) - truth.topLeftCorner<3, 3>() * c;
-  const CrossModalPair pair = cross_modal_pair(truth);
+  const test::CrossModalPair pair = test::cross_modal_pair(truth);
   if (pair.fixed.data().empty()) GTEST_SKIP() << test::missing_installed_data("mricron/ch2bet.nii.gz");
   const Eigen::Matrix4d start = centre_of_mass_alignment(pair.fixed, pair.moving);
   for (LinearCost cost : {LinearCost::kNcc, LinearCost::kMi}) {
