@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     rtf::bench::print_line(line);
     return 0;
   }
-  std::vector<double> total_ms, affine_ms, affine_all_ms, nonlinear_ms, final_ms, read_back_ms;
+  std::vector<double> total_ms, affine_ms, upload_ms, affine_all_ms, nonlinear_ms, final_ms, read_back_ms;
   std::vector<std::vector<double>> level_ms(options.warp.levels.size()), level_setup_ms(options.warp.levels.size());
   rtf::NormalizationResult last;
   for (int run = 0; run <= opt.runs; ++run) {
@@ -144,6 +144,7 @@ int main(int argc, char** argv) {
     for (const auto& l : last.affine_report.levels) affine += 1e3 * l.seconds;
     affine_ms.push_back(affine);
     affine_all_ms.push_back(1e3 * last.timing.affine);
+    upload_ms.push_back(1e3 * last.timing.upload);
     nonlinear_ms.push_back(1e3 * last.timing.nonlinear);
     final_ms.push_back(1e3 * last.timing.final_fields);
     read_back_ms.push_back(1e3 * last.timing.read_back);
@@ -186,7 +187,8 @@ int main(int argc, char** argv) {
                          {"p95_ms", total.p95},
                          {"affine_median_ms", rtf::bench::summarize(affine_ms).median},
                          {"parts_median_ms",
-                          {{"affine_with_setup", rtf::bench::summarize(affine_all_ms).median},
+                          {{"upload", rtf::bench::summarize(upload_ms).median},
+                           {"affine_with_setup", rtf::bench::summarize(affine_all_ms).median},
                            {"nonlinear", rtf::bench::summarize(nonlinear_ms).median},
                            {"final_fields_and_checks", rtf::bench::summarize(final_ms).median},
                            {"read_back", rtf::bench::summarize(read_back_ms).median}}},
