@@ -82,7 +82,7 @@ expect_error "register refuses a 4D image" 'must be 3D' \
   "$RTFMRI" register "$DATA/nitime/fmri1.nii.gz" "$WORK/brain.nii.gz" --out "$WORK/bad"
 expect_error "register refuses --dof 7" 'dof' "$RTFMRI" register "$WORK/moved.nii.gz" "$BRAIN" --dof 7 --out "$WORK/bad"
 expect_error "register refuses an unknown cost" "cost" \
-  "$RTFMRI" register "$WORK/moved.nii.gz" "$BRAIN" --cost lncc --out "$WORK/bad"
+  "$RTFMRI" register "$WORK/moved.nii.gz" "$BRAIN" --cost ssd --out "$WORK/bad"
 expect_error "register refuses bad levels" 'levels' \
   "$RTFMRI" register "$WORK/moved.nii.gz" "$BRAIN" --levels 8:x --out "$WORK/bad"
 expect_error "register names a missing init file" 'nonexistent' \
