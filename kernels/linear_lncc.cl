@@ -121,18 +121,7 @@ __kernel void lncc_gradient_partials(__global const float* moments, __global con
     const float3 g = dj * (float3)(grad[p], grad[n + p], grad[2 * n + p]);
     const int4 v = lattice_voxel(p, stride, px, py);
     const float3 d = apply_affine_rows(d0, d1, d2, (float4)((float)v.x, (float)v.y, (float)v.z, 1.0f));
-    acc[0] += g.x * d.x;
-    acc[1] += g.x * d.y;
-    acc[2] += g.x * d.z;
-    acc[3] += g.y * d.x;
-    acc[4] += g.y * d.y;
-    acc[5] += g.y * d.z;
-    acc[6] += g.z * d.x;
-    acc[7] += g.z * d.y;
-    acc[8] += g.z * d.z;
-    acc[9] += g.x;
-    acc[10] += g.y;
-    acc[11] += g.z;
+    add_affine_gradient(acc, g, d);
   }
   write_partial_sums(acc, LNCC_TERMS, partial, scratch);
 }

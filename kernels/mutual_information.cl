@@ -153,18 +153,7 @@ __kernel void mi_gradient(__global const float* fixed, MASK_PARAM __global const
     for (int k = k0 - 1; k <= k0 + 2; ++k) q += bspline3_derivative(e - (float)k) * log_ratio[a * BINS + k];
     const float3 g = q * gm.xyz;
     const float3 d = apply_affine_rows(d0, d1, d2, v);
-    acc[0] += g.x * d.x;
-    acc[1] += g.x * d.y;
-    acc[2] += g.x * d.z;
-    acc[3] += g.y * d.x;
-    acc[4] += g.y * d.y;
-    acc[5] += g.y * d.z;
-    acc[6] += g.z * d.x;
-    acc[7] += g.z * d.y;
-    acc[8] += g.z * d.z;
-    acc[9] += g.x;
-    acc[10] += g.y;
-    acc[11] += g.z;
+    add_affine_gradient(acc, g, d);
     acc[12] += 1.0f;
   }
   write_partial_sums(acc, GRAD_TERMS, partial, scratch);

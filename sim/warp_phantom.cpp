@@ -21,15 +21,6 @@ namespace {
 
 constexpr uint64_t kStreamWarp = 11;
 
-Image field_image(const ImageHeader& grid, std::vector<float> data) {
-  ImageHeader h = grid;
-  h.num_volumes = 3;
-  h.tr_s = 0.0;
-  h.source_type = DataType::kFloat32;
-  h.vector_components = true;
-  return Image(h, std::move(data));
-}
-
 }  // namespace
 
 std::vector<SpatialTransform> WarpPhantom::subject_to_template() const {
@@ -104,7 +95,7 @@ WarpPhantom make_warp_phantom(Device& device, const Image& template_image, const
     dv.write(q, direction == 0 ? v : minus);
     ops.exponential(dv, u, scratch, squarings);
     ops.transform_vectors(u, u, to_world);
-    auto field = std::make_shared<const Image>(field_image(g, u.read_all(q)));
+    auto field = std::make_shared<const Image>(displacement_field_image(g, u.read_all(q)));
     (direction == 0 ? out.warp : out.inverse_warp) = std::move(field);
   }
   // Cubic: the subject should look acquired, not blurred by a linear interpolation on its oblique grid.

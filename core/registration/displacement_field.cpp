@@ -21,6 +21,15 @@ Image flip_components(Image field) {
 
 }  // namespace
 
+Image displacement_field_image(const ImageHeader& grid, std::vector<float> data) {
+  ImageHeader h = grid;
+  h.num_volumes = 3;
+  h.tr_s = 0.0;
+  h.source_type = DataType::kFloat32;
+  h.vector_components = true;
+  return Image(h, std::move(data));
+}
+
 Image read_displacement_field(const std::filesystem::path& path) {
   Image field = read_nifti(path);
   if (field.nt() != 3) {

@@ -14,6 +14,9 @@
 
 namespace rtf {
 
+// A RAS field on `grid`: three float volumes (x, y and z components, each x fastest), marked as a vector image.
+Image displacement_field_image(const ImageHeader& grid, std::vector<float> data);
+
 // Reads an ITK displacement field and converts it to RAS. Throws std::runtime_error naming the file unless it is a 3D
 // grid with exactly three vector components (or, leniently, a 4D image of three volumes) and finite values.
 Image read_displacement_field(const std::filesystem::path& path);

@@ -9,22 +9,10 @@
 
 #include "core/device/buffer.hpp"
 #include "core/registration/deformation_ops.hpp"
+#include "core/registration/displacement_field.hpp"
 #include "core/registration/resample.hpp"
 
 namespace rtf {
-
-namespace {
-
-Image field_image(const ImageHeader& grid, std::vector<float> data) {
-  ImageHeader h = grid;
-  h.num_volumes = 3;
-  h.tr_s = 0.0;
-  h.source_type = DataType::kFloat32;
-  h.vector_components = true;
-  return Image(h, std::move(data));
-}
-
-}  // namespace
 
 std::vector<SpatialTransform> NormalizationResult::template_to_subject() const {
   if (!warp) return {affine};
@@ -113,8 +101,8 @@ NormalizationResult normalize(Device& device, const Image& subject, const Image&
     result.inverse_error_max_mm = check.max_residual;
     result.timing.final_fields = seconds_of_lap();
 
-    result.warp = std::make_shared<const Image>(field_image(nl.grid, u.read_all(q)));
-    result.inverse_warp = std::make_shared<const Image>(field_image(nl.grid, w.read_all(q)));
+    result.warp = std::make_shared<const Image>(displacement_field_image(nl.grid, u.read_all(q)));
+    result.inverse_warp = std::make_shared<const Image>(displacement_field_image(nl.grid, w.read_all(q)));
     if (options.jacobian_image) {
       ImageHeader jh = tg;
       jh.num_volumes = 1;

@@ -45,7 +45,8 @@ TEST(LocalCorrelation, DeviceMatchesReference) {
                                        reg.fixed_centre(), reg.lncc_window_taps(), eps_f, eps_m);
       ASSERT_GT(cpu.count, spacing > 3.0 ? 150 : 1500);
       // A point on the moving grid's edge may fall either side in float, and every window around it with it.
-      EXPECT_NEAR(static_cast<double>(dev.count), static_cast<double>(cpu.count), 0.02 * static_cast<double>(cpu.count));
+      EXPECT_NEAR(static_cast<double>(dev.count), static_cast<double>(cpu.count),
+                  0.02 * static_cast<double>(cpu.count));
       EXPECT_GT(cpu.mi, 0.1);
       // Tolerance: the local variances are differences of float window means (relative ~1e-5), summed in float.
       EXPECT_NEAR(dev.mi, cpu.mi, 5e-3 * cpu.mi);
@@ -108,7 +109,8 @@ TEST(LocalCorrelation, ReferenceGradientMatchesCentralDifferences) {
     const double small = (moved(step) - moved(-step)) / (2.0 * step);
     const double large = (moved(3.0 * step) - moved(-3.0 * step)) / (6.0 * step);
     numeric[i] = 0.5 * (small + large);
-    std::printf("entry %2d: analytic %+.5f, central differences %+.5f (h) %+.5f (3h)\n", i, at.gradient[i], small, large);
+    std::printf("entry %2d: analytic %+.5f, central differences %+.5f (h) %+.5f (3h)\n", i, at.gradient[i], small,
+                large);
     // Tolerance: 10% of the gradient's largest entry, plus the two differences' disagreement.
     EXPECT_NEAR(at.gradient[i], numeric[i], 0.1 * at.gradient.cwiseAbs().maxCoeff() + std::abs(small - large))
         << "entry " << i;
@@ -131,10 +133,10 @@ void register_across_contrasts(bool bias) {
     for (int64_t z = 0; z < h.dims[2]; ++z) {
       for (int64_t y = 0; y < h.dims[1]; ++y) {
         for (int64_t x = 0; x < h.dims[0]; ++x) {
-          const Eigen::Vector3d w = (h.affine * Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y),
-                                                                static_cast<double>(z), 1.0))
-                                        .head<3>() -
-                                    c;
+          const Eigen::Vector3d w =
+              (h.affine * Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y), static_cast<double>(z), 1.0))
+                  .head<3>() -
+              c;
           pair.moving.at(x, y, z) *= static_cast<float>(1.0 + 0.4 * std::tanh((0.6 * w.x() + 0.8 * w.y()) / 60.0));
         }
       }
@@ -159,9 +161,13 @@ void register_across_contrasts(bool bias) {
   }
 }
 
-TEST(LocalCorrelation, RecoversARigidTransformAcrossContrasts) { register_across_contrasts(false); }
+TEST(LocalCorrelation, RecoversARigidTransformAcrossContrasts) {
+  register_across_contrasts(false);
+}
 
-TEST(LocalCorrelation, RecoversARigidTransformAcrossContrastsWithABiasField) { register_across_contrasts(true); }
+TEST(LocalCorrelation, RecoversARigidTransformAcrossContrastsWithABiasField) {
+  register_across_contrasts(true);
+}
 
 }  // namespace
 }  // namespace rtf
