@@ -1,0 +1,32 @@
+// The algebra of a permutation test of one t contrast in the GLM y = M b + e (n subjects, p columns), by
+// Freedman & Lane (1983) as in Winkler et al. (2014, "Permutation inference for the general linear model"): the design
+// is split into the effect of interest and nuisance Z = M (I - c' c'^+) (Beckmann/Smith partition: the part of M that
+// c does not test); the data's nuisance residuals e = (I - H_Z) y are permuted (or sign-flipped), y* = P e + H_Z y,
+// and the full model is refitted. Because c' pinv(M) H_Z = 0 and (I - H_M) H_Z = 0, each permutation needs only
+//   c' b* = a' P e,      RSS* = |e|^2 - |U' P e|^2,      t* = a' P e / sqrt(RSS* / (n - p) * c' (M'M)^-1 c)
+// with a = pinv(M)' c' and U an orthonormal basis of col(M): 1 + p dot products of length n per voxel and permutation
+// (kernels/permutation_t.cl). docs/algorithms/randomise.md.
+#pragma once
+
+#include <Eigen/Core>
+#include <string>
+
+namespace rtf {
+
+struct TContrastModel {
+  int n = 0, p = 0;                  // subjects, design columns (full column rank)
+  double dof = 0.0;                  // n - p
+  double variance_factor = 0;        // c' (M'M)^-1 c
+  Eigen::VectorXd a;                 // n: c' b = a' y
+  Eigen::MatrixXd basis;             // n x p: U, orthonormal basis of col(M)
+  Eigen::MatrixXd residual_forming;  // n x n: I - H_Z (the identity without nuisance)
+  int nuisance_rank = 0;             // rank of Z
+};
+
+// Throws std::invalid_argument, naming `what` (the files), when M has fewer rows than columns + 1, is rank-deficient
+// (smallest singular value below 1e-10 of the largest, or a zero column), has non-finite entries, or when c's length
+// differs from M's columns or c is zero.
+TContrastModel make_t_contrast_model(const Eigen::MatrixXd& design, const Eigen::RowVectorXd& contrast,
+                                     const std::string& what = "design");
+
+}  // namespace rtf
