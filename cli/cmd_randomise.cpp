@@ -1,0 +1,274 @@
+// `rtfmri randomise`: FSL randomise's command line (-i -o -d -t -e -m -1 -n -x -D --seed) for permutation inference
+// on the device: t statistics of each contrast, and with -x the voxel-wise uncorrected and family-wise corrected
+// (max-T) p maps as 1 - p, named as randomise names them. Freedman-Lane for general designs, sign flipping for -1,
+// exhaustive enumeration when the distinct rearrangements are no more than -n. docs/algorithms/randomise.md.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_support.hpp"
+#include "core/io/atomic_file.hpp"
+#include "core/io/nifti_io.hpp"
+#include "core/permutation/permutation_set.hpp"
+#include "core/permutation/t_contrast_model.hpp"
+#include "core/permutation/vest.hpp"
+#include "core/permutation/voxel_permutation.hpp"
+
+namespace {
+
+struct RandomiseArgs {
+  std::vector<std::string> inputs;
+  std::string output, design, contrasts, f_contrasts, groups, mask;
+  bool one_sample = false, voxelwise = false, tfce = false, demean = false;
+  double cluster_extent = 0.0, cluster_mass = 0.0;
+  int permutations = 5000;
+  uint64_t seed = 0;
+};
+
+// The subjects: one 4D image, or several 3D images on one grid (one per subject), in order.
+rtf::Image read_subjects(const std::vector<std::string>& inputs) {
+  if (inputs.size() == 1) return rtf::read_nifti(inputs[0]);
+  std::vector<rtf::Image> volumes;
+  for (const std::string& f : inputs) {
+    volumes.push_back(rtf::read_nifti(f));
+    if (volumes.back().nt() != 1) throw std::invalid_argument(fmt::format("{}: with several -i, each must be 3D", f));
+    rtf::cli::require_same_grid(volumes.front().header(), inputs.front(), volumes.back().header(), f);
+  }
+  rtf::ImageHeader h = volumes.front().header();
+  h.num_volumes = static_cast<int64_t>(volumes.size());
+  std::vector<float> data;
+  for (const rtf::Image& v : volumes) data.insert(data.end(), v.data().begin(), v.data().end());
+  return {h, std::move(data)};
+}
+
+// Voxels of the analysis: the mask's non-zero voxels, or without one, the voxels not zero in every subject.
+std::vector<int64_t> analysis_voxels(const rtf::Image& data, const std::string& mask_path) {
+  const int64_t nvox = data.header().voxels_per_volume();
+  std::vector<int64_t> voxels;
+  if (!mask_path.empty()) {
+    const rtf::Image mask = rtf::read_nifti(mask_path);
+    rtf::cli::require_same_grid(data.header(), "the input", mask.header(), mask_path);
+    const auto m = mask.volume(0);
+    for (int64_t v = 0; v < nvox; ++v) {
+      if (m[static_cast<size_t>(v)] != 0.0f && std::isfinite(m[static_cast<size_t>(v)])) voxels.push_back(v);
+    }
+    if (voxels.empty()) throw std::invalid_argument(fmt::format("{}: the mask is empty", mask_path));
+  } else {
+    for (int64_t v = 0; v < nvox; ++v) {
+      bool any = false;
+      for (int64_t s = 0; s < data.nt() && !any; ++s) any = data.volume(s)[static_cast<size_t>(v)] != 0.0f;
+      if (any) voxels.push_back(v);
+    }
+    if (voxels.empty()) throw std::invalid_argument("the input is zero everywhere: nothing to test");
+  }
+  return voxels;
+}
+
+void write_map(const std::string& path, const rtf::ImageHeader& grid, const std::vector<int64_t>& voxels,
+               const std::vector<double>& values) {
+  rtf::ImageHeader h = grid;
+  h.num_volumes = 1;
+  h.tr_s = 0.0;
+  h.source_type = rtf::DataType::kFloat32;
+  rtf::Image image(h, 0.0f);
+  auto out = image.volume(0);
+  for (size_t i = 0; i < voxels.size(); ++i) out[static_cast<size_t>(voxels[i])] = static_cast<float>(values[i]);
+  rtf::write_nifti(path, image);
+}
+
+void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
+  rtf::cli::Stopwatch clock;
+  if (args.tfce) throw std::invalid_argument("-T (TFCE) is not implemented yet: use -x for voxel-wise inference");
+  if (args.cluster_extent > 0.0 || args.cluster_mass > 0.0) {
+    throw std::invalid_argument("-c/-C (cluster inference) are not implemented yet: use -x for voxel-wise inference");
+  }
+  if (!args.f_contrasts.empty()) throw std::invalid_argument("-f (F contrasts) is not implemented yet");
+  if (args.one_sample && (!args.design.empty() || !args.contrasts.empty())) {
+    throw std::invalid_argument("-1 tests the group mean by sign flipping: give either -1 or -d and -t, not both");
+  }
+  if (!args.one_sample && (args.design.empty() || args.contrasts.empty())) {
+    throw std::invalid_argument("give -d design.mat and -t design.con, or -1 for a one-sample test");
+  }
+  if (args.one_sample && !args.groups.empty()) {
+    throw std::invalid_argument("exchangeability blocks (-e) with sign flipping (-1) are not supported");
+  }
+  // Read everything and check it before any computation or output.
+  const rtf::Image data = read_subjects(args.inputs);
+  const int n = static_cast<int>(data.nt());
+  Eigen::MatrixXd design;
+  std::vector<Eigen::RowVectorXd> contrasts;
+  std::vector<std::string> names;
+  if (args.one_sample) {
+    design = Eigen::MatrixXd::Ones(n, 1);
+    contrasts.push_back(Eigen::RowVectorXd::Ones(1));
+    names.emplace_back("group mean");
+  } else {
+    design = rtf::read_vest(args.design).values;
+    if (design.rows() != n) {
+      throw std::invalid_argument(
+          fmt::format("{}: {} rows, but the input has {} subjects (volumes)", args.design, design.rows(), n));
+    }
+    const rtf::VestMatrix con = rtf::read_vest(args.contrasts);
+    for (Eigen::Index k = 0; k < con.values.rows(); ++k) {
+      if (con.values.cols() != design.cols()) {
+        throw std::invalid_argument(fmt::format("{}: contrasts have {} weights but {} has {} columns", args.contrasts,
+                                                con.values.cols(), args.design, design.cols()));
+      }
+      contrasts.emplace_back(con.values.row(k));
+      names.push_back(static_cast<size_t>(k) < con.names.size() ? con.names[static_cast<size_t>(k)]
+                                                                : fmt::format("contrast {}", k + 1));
+    }
+  }
+  std::vector<int> blocks;
+  if (!args.groups.empty()) {
+    blocks = rtf::read_vest_groups(args.groups);
+    if (static_cast<int>(blocks.size()) != n) {
+      throw std::invalid_argument(
+          fmt::format("{}: {} rows, but the input has {} subjects", args.groups, blocks.size(), n));
+    }
+  }
+  const std::vector<int64_t> voxels = analysis_voxels(data, args.mask);
+  const size_t nv = voxels.size();
+  std::vector<float> values(static_cast<size_t>(n) * nv);
+  for (int s = 0; s < n; ++s) {
+    const auto vol = data.volume(s);
+    for (size_t i = 0; i < nv; ++i) {
+      const float x = vol[static_cast<size_t>(voxels[i])];
+      if (!std::isfinite(x)) {
+        const int64_t v = voxels[i], nx = data.header().dims[0], ny = data.header().dims[1];
+        throw std::invalid_argument(
+            fmt::format("subject {} (volume {}) is not finite at voxel ({}, {}, {}) inside the mask", s + 1, s, v % nx,
+                        (v / nx) % ny, v / (nx * ny)));
+      }
+      values[static_cast<size_t>(s) * nv + i] = x;
+    }
+  }
+  if (args.demean) {  // -D: the data per voxel and the design's columns to mean zero
+    for (size_t i = 0; i < nv; ++i) {
+      double mean = 0.0;
+      for (int s = 0; s < n; ++s) mean += values[static_cast<size_t>(s) * nv + i];
+      mean /= n;
+      for (int s = 0; s < n; ++s) values[static_cast<size_t>(s) * nv + i] -= static_cast<float>(mean);
+    }
+    for (Eigen::Index c = 0; c < design.cols(); ++c) {
+      const double mean = design.col(c).mean();
+      if (std::abs(mean) > 1e-9 * std::max(1.0, design.col(c).cwiseAbs().maxCoeff())) {
+        spdlog::warn("-D: design column {} had mean {:.4g}; demeaned", c + 1, mean);
+      }
+      design.col(c).array() -= mean;
+    }
+  }
+  std::vector<rtf::TContrastModel> models;
+  for (size_t k = 0; k < contrasts.size(); ++k) {
+    models.push_back(rtf::make_t_contrast_model(design, contrasts[k], args.one_sample ? "-1" : args.design));
+  }
+  const auto kind = args.one_sample ? rtf::PermutationKind::kSignFlip : rtf::PermutationKind::kPermute;
+  const rtf::PermutationSet set = rtf::make_permutation_set(kind, n, args.permutations, args.seed, blocks, &design);
+  spdlog::info("{} subjects, {} voxels, {} contrast(s); {} {}{}", n, nv, contrasts.size(), set.count,
+               args.one_sample ? "sign flips" : "permutations",
+               set.exhaustive ? fmt::format(" (exhaustive: all {:.0f} distinct ones, fewer than -n {})", set.distinct,
+                                            args.permutations)
+                              : fmt::format(" (random, seed {}, of {:.3g} distinct)", args.seed, set.distinct));
+
+  auto device = rtf::cli::open_device(globals);
+  nlohmann::json report = {{"subjects", n},
+                           {"voxels", nv},
+                           {"rearrangements", set.count},
+                           {"exhaustive", set.exhaustive},
+                           {"distinct", set.distinct},
+                           {"kind", args.one_sample ? "sign-flip" : "permutation"},
+                           {"seed", args.seed},
+                           {"contrasts", nlohmann::json::array()}};
+  for (size_t k = 0; k < models.size(); ++k) {
+    const std::string suffix = fmt::format("tstat{}", k + 1);
+    std::vector<float> residuals = values;
+    rtf::remove_nuisance(models[k], residuals, nv);
+    rtf::cli::Stopwatch contrast_clock;
+    double last_log = 0.0;
+    const auto progress = [&](int done, int total) {
+      const double s = contrast_clock.seconds();
+      if (s - last_log < 1.0 && done < total) return;
+      last_log = s;
+      spdlog::info("contrast {} ({}): {}/{} rearrangements, {:.1f} s, about {:.0f} s left", k + 1, names[k], done,
+                   total, s, s / done * (total - done));
+    };
+    const rtf::VoxelPermutationResult r =
+        args.voxelwise
+            ? rtf::voxel_permutation_test(*device, models[k], set, residuals, nv, progress)
+            : rtf::voxel_permutation_test(
+                  *device, models[k], rtf::make_permutation_set(kind, n, 1, args.seed, blocks, &design), residuals, nv);
+    std::vector<double> t(r.t.begin(), r.t.end());
+    write_map(args.output + "_" + suffix + ".nii.gz", data.header(), voxels, t);
+    nlohmann::json entry = {{"name", names[k]}, {"t_max", *std::max_element(t.begin(), t.end())}};
+    if (args.voxelwise) {
+      auto p = r.uncorrected_p();
+      for (double& x : p) x = 1.0 - x;
+      write_map(args.output + "_vox_p_" + suffix + ".nii.gz", data.header(), voxels, p);
+      auto corrp = r.corrected_p();
+      size_t significant = 0;
+      for (double& x : corrp) {
+        significant += x <= 0.05 ? 1 : 0;
+        x = 1.0 - x;
+      }
+      write_map(args.output + "_vox_corrp_" + suffix + ".nii.gz", data.header(), voxels, corrp);
+      std::string null_text;
+      for (float m : r.max_null) null_text += fmt::format("{:.9g}\n", m);
+      rtf::write_text_atomically(args.output + "_vox_null_" + suffix + ".txt", null_text);
+      entry["fwe_significant_voxels"] = significant;
+      entry["seconds"] = contrast_clock.seconds();
+      spdlog::info("contrast {} ({}): t max {:.3f}; {} voxel(s) at FWE p <= 0.05 ({:.2f} s)", k + 1, names[k],
+                   entry["t_max"].get<double>(), significant, contrast_clock.seconds());
+    }
+    report["contrasts"].push_back(entry);
+  }
+  report["seconds"] = clock.seconds();
+  rtf::write_text_atomically(args.output + "_randomise.json", report.dump(2) + "\n");
+  spdlog::info("randomise: {} contrast(s) -> {}_* ({:.2f} s)", models.size(), args.output, clock.seconds());
+}
+
+void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
+  auto args = std::make_shared<RandomiseArgs>();
+  auto* cmd = app.add_subcommand(
+      "randomise",
+      "Permutation inference as FSL randomise (same options and output names): t statistics, and with -x voxel-wise "
+      "uncorrected and FWE-corrected (max-T) p maps, written as 1 - p (docs/algorithms/randomise.md)");
+  cmd->add_option("-i,--in", args->inputs, "4D input (one volume per subject), or one 3D image per subject (repeat -i)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--out", args->output, "Output prefix: PREFIX_tstat1.nii.gz, PREFIX_vox_corrp_tstat1.nii.gz, ...")
+      ->required();
+  cmd->add_option("-d,--design", args->design, "Design matrix (FSL VEST design.mat: one row per subject)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-t,--tcon", args->contrasts, "t contrasts (FSL VEST design.con: one row per contrast)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-f,--fcon", args->f_contrasts, "F contrasts (design.fts): not implemented yet")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-e,--exchangeability", args->groups,
+                  "Exchangeability blocks (design.grp): subjects are permuted only within their block")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-m,--mask", args->mask, "Mask on the input's grid (default: voxels not zero in every subject)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("-1,--one-sample", args->one_sample, "One-sample group-mean test by sign flipping (no -d/-t)");
+  cmd->add_option("-n,--permutations", args->permutations,
+                  "Rearrangements, the unpermuted one included; all distinct ones when there are no more")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("-x,--voxelwise", args->voxelwise,
+                "Voxel-wise uncorrected and FWE-corrected p maps (vox_p, vox_corrp)");
+  cmd->add_flag("-T,--tfce", args->tfce, "TFCE: not implemented yet");
+  cmd->add_option("-c,--cluster-extent", args->cluster_extent,
+                  "Cluster-extent inference at this t: not implemented yet");
+  cmd->add_option("-C,--cluster-mass", args->cluster_mass, "Cluster-mass inference at this t: not implemented yet");
+  cmd->add_flag("-D,--demean", args->demean, "Demean the data and the design's columns first");
+  cmd->add_option("--seed", args->seed,
+                  "Seed of the random rearrangements (the same seed gives the same ones anywhere)")
+      ->capture_default_str();
+  cmd->callback([args, &globals] { run(*args, globals); });
+}
+
+RTF_REGISTER_COMMAND(75, setup);
+
+}  // namespace

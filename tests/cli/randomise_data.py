@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Test data and independent checks for tests/cli/randomise_checks.sh (numpy and scipy from Debian).
+
+  randomise_data.py make DIR            writes DIR/data.nii (4D, 10 subjects), DIR/mask.nii, design files, a NaN copy
+  randomise_data.py onesample DIR PREFIX     checks PREFIX_* of `-1 -x` against scipy and a brute-force enumeration
+  randomise_data.py twosample DIR PREFIX     checks PREFIX_* of the two-group design the same way
+Exit 0 when every check holds; prints what it compared."""
+import gzip
+import itertools
+import struct
+import sys
+
+import numpy as np
+from scipy import stats
+
+DIMS = (17, 19, 13)
+N = 10
+
+
+def write_nifti(path, data):
+    data = np.asarray(data, dtype="<f4")
+    shape = data.shape + (1,) * (4 - data.ndim)
+    hdr = bytearray(348)
+    struct.pack_into("<i", hdr, 0, 348)
+    struct.pack_into("<8h", hdr, 40, 4 if shape[3] > 1 else 3, *shape, 1, 1, 1)
+    struct.pack_into("<hh", hdr, 70, 16, 32)  # float32
+    struct.pack_into("<8f", hdr, 76, 1.0, 2.0, 2.0, 2.0, 1.0, 0, 0, 0)
+    struct.pack_into("<f", hdr, 108, 352.0)  # vox_offset
+    struct.pack_into("<f", hdr, 112, 1.0)  # scl_slope
+    struct.pack_into("<hh", hdr, 252, 0, 1)  # qform 0, sform scanner
+    struct.pack_into("<4f", hdr, 280, 2.0, 0, 0, -16.0)
+    struct.pack_into("<4f", hdr, 296, 0, 2.0, 0, -18.0)
+    struct.pack_into("<4f", hdr, 312, 0, 0, 2.0, -12.0)
+    hdr[344:348] = b"n+1\0"
+    with open(path, "wb") as f:
+        f.write(bytes(hdr) + b"\0\0\0\0" + data.reshape(shape, order="F").tobytes(order="F"))
+
+
+def read_nifti(path):
+    raw = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
+    dim = struct.unpack_from("<8h", raw, 40)
+    datatype = struct.unpack_from("<h", raw, 70)[0]
+    offset = int(struct.unpack_from("<f", raw, 108)[0])
+    assert datatype == 16, datatype
+    shape = tuple(d for d in dim[1 : dim[0] + 1])
+    return np.frombuffer(raw, dtype="<f4", offset=offset, count=int(np.prod(shape))).reshape(shape, order="F")
+
+
+def smooth(rng, shape):
+    x = rng.standard_normal(shape)
+    for axis in range(3):
+        x = (np.roll(x, 1, axis) + 2 * x + np.roll(x, -1, axis)) / 4
+    return x / x.std()
+
+
+def make(d):
+    rng = np.random.default_rng(20261125)
+    zz, yy, xx = np.meshgrid(np.arange(DIMS[2]), np.arange(DIMS[1]), np.arange(DIMS[0]), indexing="ij")
+    blob = np.exp(-((xx - 5) ** 2 + (yy - 6) ** 2 + (zz - 6) ** 2) / 8.0).transpose(2, 1, 0)
+    mask = np.zeros(DIMS, dtype=np.float32)
+    mask[1:-1, 1:-1, 1:-1] = 1
+    group = np.array([1] * 5 + [0] * 5, dtype=float)
+    subjects = np.stack([smooth(rng, DIMS) + 3.0 * blob * (1 + 2 * group[s]) for s in range(N)], axis=3) * mask[..., None]
+    write_nifti(f"{d}/data.nii", subjects)
+    write_nifti(f"{d}/mask.nii", mask)
+    bad = subjects.copy()
+    bad[8, 9, 6, 3] = np.nan
+    write_nifti(f"{d}/nan.nii", bad)
+    write_nifti(f"{d}/empty_mask.nii", np.zeros(DIMS))
+    with open(f"{d}/design.mat", "w") as f:
+        f.write(f"/NumWaves\t2\n/NumPoints\t{N}\n/PPheights\t1\t1\n\n/Matrix\n")
+        for g in group:
+            f.write(f"{g:g}\t{1 - g:g}\n")
+    with open(f"{d}/design.con", "w") as f:
+        f.write("/ContrastName1\tA>B\n/ContrastName2\tB>A\n/NumWaves\t2\n/NumContrasts\t2\n/PPheights\t1\t1\n\n")
+        f.write("/Matrix\n1 -1\n-1 1\n")
+    with open(f"{d}/short.mat", "w") as f:
+        f.write("/NumWaves 2\n/NumPoints 9\n/Matrix\n" + "1 0\n" * 5 + "0 1\n" * 4)
+    with open(f"{d}/collinear.mat", "w") as f:
+        f.write("/NumWaves 3\n/NumPoints 10\n/Matrix\n" + "1 0 1\n" * 5 + "0 1 0\n" * 5)
+    with open(f"{d}/wide.con", "w") as f:
+        f.write("/NumWaves 3\n/NumContrasts 1\n/Matrix\n1 -1 0\n")
+    with open(f"{d}/broken.con", "w") as f:
+        f.write("/NumWaves 2\n/NumContrasts 1\n/Matrix\n1 x\n")
+
+
+def masked(d):
+    data = read_nifti(f"{d}/data.nii")
+    mask = read_nifti(f"{d}/mask.nii") != 0
+    return data[mask].T.astype(np.float64), mask  # subjects x voxels, in double (x fastest order is irrelevant: same for all)
+
+
+def check_maps(prefix, suffix, mask, t_expected, t_null, effect=True):
+    """t against scipy (1e-4), and 1 - p maps against the enumeration (p as counts over it, identity included)."""
+    t = read_nifti(f"{prefix}_{suffix}.nii.gz")[mask]
+    err = np.max(np.abs(t - t_expected) / np.maximum(1, np.abs(t_expected)))
+    print(f"{suffix}: largest t difference from scipy {err:.2e} over {t.size} voxels")
+    assert err < 1e-4, err
+    slack = 1e-5 * np.abs(t_expected)
+    p_unc = (t_null >= (t_expected - slack)[None, :]).mean(axis=0)
+    p_fwe = (t_null.max(axis=1)[:, None] >= (t_expected - slack)[None, :]).mean(axis=0)
+    vox_p = 1 - read_nifti(f"{prefix}_vox_p_{suffix}.nii.gz")[mask]
+    corrp = 1 - read_nifti(f"{prefix}_vox_corrp_{suffix}.nii.gz")[mask]
+    e1, e2 = np.max(np.abs(vox_p - p_unc)), np.max(np.abs(corrp - p_fwe))
+    print(f"{suffix}: {len(t_null)} rearrangements; largest p difference from the enumeration: uncorrected {e1:.2e}, "
+          f"corrected {e2:.2e}; {np.sum(p_fwe <= 0.05)} voxels at FWE p <= 0.05")
+    assert e1 < 1e-6 and e2 < 1e-6, (e1, e2)  # the maps are float32 (1 - p)
+    null = np.loadtxt(f"{prefix}_vox_null_{suffix}.txt")
+    assert np.allclose(np.sort(null), np.sort(t_null.max(axis=1)), rtol=1e-4), "null distribution"
+    # The data are fixed (seeded): the blob is found in the direction of its effect, nothing in the other.
+    assert (np.sum(p_fwe <= 0.05) > 0) == effect, "the blob should be found" if effect else "nothing should be found"
+
+
+def onesample(d, prefix):
+    y, mask = masked(d)
+    t_expected = stats.ttest_1samp(y, 0.0, axis=0).statistic
+    flips = np.array(list(itertools.product([1.0, -1.0], repeat=N)))  # all 1024, identity first
+    means = flips @ y / N
+    sq = (y**2).sum(axis=0)
+    var = (sq[None, :] - N * means**2) / (N - 1)
+    t_null = means / np.sqrt(var / N)
+    check_maps(prefix, "tstat1", mask, t_expected, t_null)
+
+
+def twosample(d, prefix):
+    y, mask = masked(d)
+    a = stats.ttest_ind(y[:5], y[5:], axis=0).statistic
+    null = []
+    for first in itertools.combinations(range(N), 5):  # every split into two groups of five (252)
+        rest = [i for i in range(N) if i not in first]
+        null.append(stats.ttest_ind(y[list(first)], y[rest], axis=0).statistic)
+    null = np.array(null)
+    check_maps(prefix, "tstat1", mask, a, null)
+    check_maps(prefix, "tstat2", mask, -a, -null, effect=False)
+
+
+if __name__ == "__main__":
+    {"make": lambda: make(sys.argv[2]), "onesample": lambda: onesample(sys.argv[2], sys.argv[3]),
+     "twosample": lambda: twosample(sys.argv[2], sys.argv[3])}[sys.argv[1]]()
