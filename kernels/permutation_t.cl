@@ -1,12 +1,14 @@
 // Permutation test of one t contrast (core/permutation/voxel_permutation.cpp, docs/algorithms/randomise.md): for each
-// voxel and each rearrangement k of a launch, the Freedman-Lane statistic from 1 + P dot products of the voxel's
-// nuisance residuals e with the rearranged vectors a and U (core/permutation/t_contrast_model.hpp):
-//   d_0 = w_k0 . e,  RSS = |e|^2 - sum_{r >= 1} (w_kr . e)^2,  t = d_0 / sqrt(RSS * scale),  scale = c'(M'M)^-1 c / dof.
+// voxel and each rearrangement k of a launch, the Freedman-Lane statistic from P dot products of the voxel's nuisance
+// residuals e with the rearranged columns of U, an orthonormal basis of the design's column space
+// (core/permutation/t_contrast_model.hpp); a = U alpha lies in that space, so c'b* = alpha . d:
+//   d_r = w_kr . e,  RSS = |e|^2 - sum_r d_r^2,  t = (alpha . d) / sqrt(RSS * scale),  scale = c'(M'M)^-1 c / dof.
 //
-// Memory layout (V = voxels in the mask, N = subjects, R = 1 + P rows per rearrangement):
+// Memory layout (V = voxels in the mask, N = subjects, R = P rows per rearrangement):
 //   resid    float [N][V]: the nuisance residuals, voxel fastest
 //   sumsq    real [V]: |e|^2 per voxel
-//   weights  real [nb][R][N]: the launch's rearranged vectors (WSPACE: __constant when they fit, else __global)
+//   weights  real [nb][R][N]: the launch's rearranged columns of U (WSPACE: __constant when they fit, else __global)
+//   alpha    real [R]: the contrast's coordinates in U
 //   tobs     real [V]: the observed statistic (written by mode 0, a launch of the identity alone)
 //   exceed   uint [V]: mode 1 adds, per voxel, the rearrangements whose t >= the observed t (relative slack 1e-5)
 //   partial  float [groups][B]: mode 1 writes each work-group's largest t per rearrangement (-inf for none)
@@ -31,6 +33,7 @@ typedef float real;
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void permutation_t(
     __global const float* restrict resid, __global const real* restrict sumsq, WSPACE const real* restrict weights,
+    __constant real* restrict alpha,
     const int nb, const int voxels, const real scale, __global real* restrict tobs, __global uint* restrict exceed,
     __global float* restrict partial, const int mode) {
   __local float tl[CHUNK][WG];
@@ -50,15 +53,14 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void permutation_t(
       real t = -INFINITY;
       if (b < nb) {
         WSPACE const real* w = weights + (size_t)b * R * N;
-        real d0 = 0.0f;
-        for (int j = 0; j < N; ++j) d0 = fma(w[j], e[j], d0);
-        real rss = ss;
-        for (int r = 1; r < R; ++r) {
+        real num = 0.0f, rss = ss;
+        for (int r = 0; r < R; ++r) {
           real d = 0.0f;
           for (int j = 0; j < N; ++j) d = fma(w[r * N + j], e[j], d);
+          num = fma(alpha[r], d, num);
           rss -= d * d;
         }
-        t = rss > 1e-12f * ss ? d0 / sqrt(rss * scale) : 0.0f;
+        t = rss > 1e-12f * ss ? num / sqrt(rss * scale) : 0.0f;
         if (mode == 0 && valid) tobs[v] = t;
         if (t >= observed - slack) ++hits;
       }

@@ -4,8 +4,8 @@
 // c does not test); the data's nuisance residuals e = (I - H_Z) y are permuted (or sign-flipped), y* = P e + H_Z y,
 // and the full model is refitted. Because c' pinv(M) H_Z = 0 and (I - H_M) H_Z = 0, each permutation needs only
 //   c' b* = a' P e,      RSS* = |e|^2 - |U' P e|^2,      t* = a' P e / sqrt(RSS* / (n - p) * c' (M'M)^-1 c)
-// with a = pinv(M)' c' and U an orthonormal basis of col(M): 1 + p dot products of length n per voxel and permutation
-// (kernels/permutation_t.cl). docs/algorithms/randomise.md.
+// with a = pinv(M)' c' and U an orthonormal basis of col(M). a lies in col(M), a = U alpha, so a' P e = alpha' (U' P e):
+// p dot products of length n per voxel and permutation (kernels/permutation_t.cl). docs/algorithms/randomise.md.
 #pragma once
 
 #include <Eigen/Core>

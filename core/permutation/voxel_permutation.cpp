@@ -65,7 +65,7 @@ template <typename Real>
 VoxelPermutationResult run_test(Device& device, const TContrastModel& model, const PermutationSet& set,
                                 const std::vector<float>& residuals, size_t voxels,
                                 const PermutationProgress& progress) {
-  const int n = model.n, rows = 1 + model.p;
+  const int n = model.n, rows = model.p;
   if (set.n != n || residuals.size() != static_cast<size_t>(n) * voxels || voxels == 0 || set.count < 1) {
     throw std::invalid_argument(
         fmt::format("permutation test: {} subjects in the model, {} in the set, {} values for {} voxels", n, set.n,
@@ -101,9 +101,11 @@ VoxelPermutationResult run_test(Device& device, const TContrastModel& model, con
   DeviceBuffer<float> partial(device, groups * static_cast<size_t>(block));
   DeviceBuffer<float> maxima(device, static_cast<size_t>(set.count));
 
-  Eigen::MatrixXd vectors(n, rows);  // a, then U
-  vectors.col(0) = model.a;
-  vectors.rightCols(model.p) = model.basis;
+  const Eigen::MatrixXd& vectors = model.basis;  // U; a = U alpha
+  const Eigen::VectorXd alpha_d = model.basis.transpose() * model.a;
+  std::vector<Real> alpha_values(alpha_d.data(), alpha_d.data() + alpha_d.size());
+  DeviceBuffer<Real> alpha(device, alpha_values.size(), CL_MEM_READ_ONLY);
+  alpha.write(q, alpha_values);
   std::vector<Real> w(static_cast<size_t>(block) * static_cast<size_t>(rows) * static_cast<size_t>(n));
   const auto fill_weights = [&](int first, int count) {
     for (int b = 0; b < count; ++b) {
@@ -121,13 +123,13 @@ VoxelPermutationResult run_test(Device& device, const TContrastModel& model, con
   const size_t global = groups * kWorkGroup;
   // The observed statistic: the identity alone (mode 0).
   fill_weights(0, 1);
-  set_args(kernel, resid, sumsq_buf, weights, 1, vox, scale, tobs, exceed, partial, 0);
+  set_args(kernel, resid, sumsq_buf, weights, alpha, 1, vox, scale, tobs, exceed, partial, 0);
   launch<1>(q, kernel, {global}, {kWorkGroup});
   const int g = static_cast<int>(groups);
   for (int first = 0; first < set.count; first += block) {
     const int count = std::min(block, set.count - first);
     fill_weights(first, count);
-    set_args(kernel, resid, sumsq_buf, weights, count, vox, scale, tobs, exceed, partial, 1);
+    set_args(kernel, resid, sumsq_buf, weights, alpha, count, vox, scale, tobs, exceed, partial, 1);
     launch<1>(q, kernel, {global}, {kWorkGroup});
     set_args(reduce, partial, g, count, maxima, first);
     launch<1>(q, reduce, {static_cast<size_t>((count + 31) / 32 * 32)}, {32});

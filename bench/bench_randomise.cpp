@@ -1,0 +1,86 @@
+// Permutation benchmark (issue 15): BROCCOLI's second-level case, 49 subjects on the MNI152 2 mm grid inside its brain
+// mask, 10,000 sign flips of a one-sample test, voxel-wise (max-T) inference: the device part of `rtfmri randomise
+// -1 -x` (upload, every rearrangement, the maxima, the read-back). Data: random normal values (the time does not depend
+// on them). Prints one JSON line with the median and p95 of --runs runs after one untimed run (kernel compilation), the
+// arithmetic done and its rate. --design two-group times a two-group permutation design (Freedman-Lane, 2 dot products
+// per rearrangement instead of 1).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <random>
+#include <string>
+
+#include "bench/bench_stats.hpp"
+#include "core/device/device.hpp"
+#include "core/io/nifti_io.hpp"
+#include "core/permutation/permutation_set.hpp"
+#include "core/permutation/t_contrast_model.hpp"
+#include "core/permutation/voxel_permutation.hpp"
+
+int main(int argc, char** argv) {
+  std::string device_spec, mask_path = "../shared/data/templates/MNI152_T1_2mm_brain.nii.gz",
+                           design_kind = "one-sample";
+  int subjects = 49, permutations = 10000, runs = 5;
+  CLI::App app("rtfmri permutation benchmark: voxel-wise max-T, JSON line");
+  app.add_option("--device", device_spec, "OpenCL device spec (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
+  app.add_option("--mask", mask_path, "Brain image whose non-zero voxels are tested")->capture_default_str();
+  app.add_option("--subjects", subjects, "Subjects")->capture_default_str();
+  app.add_option("--permutations", permutations, "Rearrangements (sign flips or permutations)")->capture_default_str();
+  app.add_option("--design", design_kind, "one-sample (sign flips) or two-group (permutations)")
+      ->check(CLI::IsMember({"one-sample", "two-group"}))
+      ->capture_default_str();
+  app.add_option("--runs", runs, "Timed runs")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  const rtf::Image mask = rtf::read_nifti(mask_path);
+  size_t voxels = 0;
+  for (float v : mask.volume(0)) voxels += v != 0.0f ? 1 : 0;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> data(static_cast<size_t>(subjects) * voxels);
+  for (float& x : data) x = normal(rng);
+  Eigen::MatrixXd design;
+  Eigen::RowVectorXd contrast;
+  rtf::PermutationKind kind = rtf::PermutationKind::kSignFlip;
+  if (design_kind == "one-sample") {
+    design = Eigen::MatrixXd::Ones(subjects, 1);
+    contrast = Eigen::RowVectorXd::Ones(1);
+  } else {
+    design = Eigen::MatrixXd::Zero(subjects, 2);
+    for (int i = 0; i < subjects; ++i) design(i, i < subjects / 2 ? 0 : 1) = 1.0;
+    contrast = Eigen::RowVectorXd(2);
+    contrast << 1.0, -1.0;
+    kind = rtf::PermutationKind::kPermute;
+  }
+  const rtf::TContrastModel model = rtf::make_t_contrast_model(design, contrast);
+  const rtf::PermutationSet set = rtf::make_permutation_set(kind, subjects, permutations, 1, {}, &design);
+  rtf::remove_nuisance(model, data, voxels);
+  auto device = rtf::Device::open(device_spec);
+  std::vector<double> ms;
+  float t_max = 0.0f;
+  for (int run = 0; run <= runs; ++run) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const rtf::VoxelPermutationResult r = rtf::voxel_permutation_test(*device, model, set, data, voxels);
+    const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (run > 0) ms.push_back(elapsed);
+    t_max = *std::max_element(r.t.begin(), r.t.end());
+  }
+  const rtf::bench::Timing timing = rtf::bench::summarize(ms);
+  // Multiply-adds: p dot products of length n per voxel and rearrangement.
+  const double fma = static_cast<double>(voxels) * set.count * model.p * subjects;
+  nlohmann::json line = {{"bench", "randomise_voxelwise"},
+                         {"device", device->info().device_name},
+                         {"design", design_kind},
+                         {"subjects", subjects},
+                         {"voxels", voxels},
+                         {"rearrangements", set.count},
+                         {"runs", timing.runs},
+                         {"median_ms", timing.median},
+                         {"p95_ms", timing.p95},
+                         {"multiply_adds", fma},
+                         {"gfma_per_s", fma / (timing.median * 1e6)},
+                         {"t_max", t_max}};
+  fmt::print("{}\n", line.dump());
+  return 0;
+}
