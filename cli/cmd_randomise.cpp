@@ -1,7 +1,8 @@
-// `rtfmri randomise`: FSL randomise's command line (-i -o -d -t -e -m -1 -n -x -D --seed) for permutation inference
-// on the device: t statistics of each contrast, and with -x the voxel-wise uncorrected and family-wise corrected
-// (max-T) p maps as 1 - p, named as randomise names them. Freedman-Lane for general designs, sign flipping for -1,
-// exhaustive enumeration when the distinct rearrangements are no more than -n. docs/algorithms/randomise.md.
+// `rtfmri randomise`: FSL randomise's command line (-i -o -d -t -e -m -1 -n -x -c -C -D --seed) for permutation
+// inference on the device: t statistics of each contrast, with -x the voxel-wise uncorrected and family-wise corrected
+// (max-T) p maps, with -c / -C the cluster-extent / cluster-mass FWE p maps, as 1 - p, named as randomise names them.
+// Freedman-Lane for general designs, sign flipping for -1, exhaustive enumeration when the distinct rearrangements are
+// no more than -n. docs/algorithms/randomise.md.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "cli/cli_support.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/permutation/clusters.hpp"
 #include "core/permutation/permutation_set.hpp"
 #include "core/permutation/t_contrast_model.hpp"
 #include "core/permutation/vest.hpp"
@@ -23,7 +25,7 @@ struct RandomiseArgs {
   std::vector<std::string> inputs;
   std::string output, design, contrasts, f_contrasts, groups, mask;
   bool one_sample = false, voxelwise = false, tfce = false, demean = false;
-  double cluster_extent = 0.0, cluster_mass = 0.0;
+  double cluster_extent = std::nan(""), cluster_mass = std::nan("");  // NaN: not asked for
   int permutations = 5000;
   uint64_t seed = 0;
 };
@@ -79,11 +81,36 @@ void write_map(const std::string& path, const rtf::ImageHeader& grid, const std:
   rtf::write_nifti(path, image);
 }
 
+// 1 - p of each voxel's cluster against the null of the largest cluster (extent or mass) per rearrangement, 0 outside
+// clusters: the fraction of rearrangements whose largest cluster is at least the voxel's (relative slack 1e-6 for
+// masses, which are fixed-point sums on the device).
+template <typename T>
+std::vector<double> cluster_corrected(const std::vector<T>& voxel_value, std::vector<T> null, double slack) {
+  std::sort(null.begin(), null.end());
+  std::vector<double> out(voxel_value.size(), 0.0);
+  for (size_t i = 0; i < voxel_value.size(); ++i) {
+    if (voxel_value[i] <= T{0}) continue;
+    const T bound = static_cast<T>(static_cast<double>(voxel_value[i]) * (1.0 - slack));
+    const auto at_or_above = null.end() - std::lower_bound(null.begin(), null.end(), bound);
+    out[i] = 1.0 - static_cast<double>(at_or_above) / static_cast<double>(null.size());
+  }
+  return out;
+}
+
+template <typename T>
+void write_null(const std::string& path, const std::vector<T>& values) {
+  std::string text;
+  for (const T& v : values) text += fmt::format("{:.9g}\n", static_cast<double>(v));
+  rtf::write_text_atomically(path, text);
+}
+
 void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   rtf::cli::Stopwatch clock;
   if (args.tfce) throw std::invalid_argument("-T (TFCE) is not implemented yet: use -x for voxel-wise inference");
-  if (args.cluster_extent > 0.0 || args.cluster_mass > 0.0) {
-    throw std::invalid_argument("-c/-C (cluster inference) are not implemented yet: use -x for voxel-wise inference");
+  for (const auto& [flag, value] : {std::pair{"-c", args.cluster_extent}, std::pair{"-C", args.cluster_mass}}) {
+    if (!std::isnan(value) && !(value > 0.0 && std::isfinite(value))) {
+      throw std::invalid_argument(fmt::format("{} {}: a cluster-forming threshold must be a positive t", flag, value));
+    }
   }
   if (!args.f_contrasts.empty()) throw std::invalid_argument("-f (F contrasts) is not implemented yet");
   if (args.one_sample && (!args.design.empty() || !args.contrasts.empty())) {
@@ -174,6 +201,15 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
                               : fmt::format(" (random, seed {}, of {:.3g} distinct)", args.seed, set.distinct));
 
   auto device = rtf::cli::open_device(globals);
+  const bool extent = !std::isnan(args.cluster_extent), mass = !std::isnan(args.cluster_mass);
+  std::unique_ptr<rtf::ClusterStatistics> clusters;
+  constexpr int kClusterBlock = 64;
+  if (extent || mass) {
+    std::vector<uint8_t> inside(static_cast<size_t>(data.header().voxels_per_volume()), 0);
+    for (int64_t v : voxels) inside[static_cast<size_t>(v)] = 1;
+    clusters =
+        std::make_unique<rtf::ClusterStatistics>(*device, data.header().dims, std::move(inside), 26, kClusterBlock);
+  }
   nlohmann::json report = {{"subjects", n},
                            {"voxels", nv},
                            {"rearrangements", set.count},
@@ -195,9 +231,29 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       spdlog::info("contrast {} ({}): {}/{} rearrangements, {:.1f} s, about {:.0f} s left", k + 1, names[k], done,
                    total, s, s / done * (total - done));
     };
+    // Cluster inference: each launch's t maps are labelled on the device; per rearrangement the largest extent / mass.
+    std::vector<int64_t> max_extent;
+    std::vector<double> max_mass;
+    rtf::PermutationMaps consume;
+    if (clusters) {
+      max_extent.assign(static_cast<size_t>(set.count), 0);
+      max_mass.assign(static_cast<size_t>(set.count), 0.0);
+      consume = [&](const rtf::DeviceBuffer<float>& maps, int first, int count) {
+        if (extent) {
+          const rtf::ClusterMaxima m = clusters->maxima(maps, count, static_cast<float>(args.cluster_extent));
+          std::copy(m.extent.begin(), m.extent.end(), max_extent.begin() + first);
+        }
+        if (mass) {
+          const rtf::ClusterMaxima m = clusters->maxima(maps, count, static_cast<float>(args.cluster_mass));
+          std::copy(m.mass.begin(), m.mass.end(), max_mass.begin() + first);
+        }
+      };
+    }
+    const bool permute = args.voxelwise || clusters != nullptr;
     const rtf::VoxelPermutationResult r =
-        args.voxelwise
-            ? rtf::voxel_permutation_test(*device, models[k], set, residuals, nv, progress)
+        permute
+            ? rtf::voxel_permutation_test(*device, models[k], set, residuals, nv, progress, consume,
+                                          clusters ? kClusterBlock : 128)
             : rtf::voxel_permutation_test(
                   *device, models[k], rtf::make_permutation_set(kind, n, 1, args.seed, blocks, &design), residuals, nv);
     std::vector<double> t(r.t.begin(), r.t.end());
@@ -221,6 +277,26 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       entry["seconds"] = contrast_clock.seconds();
       spdlog::info("contrast {} ({}): t max {:.3f}; {} voxel(s) at FWE p <= 0.05 ({:.2f} s)", k + 1, names[k],
                    entry["t_max"].get<double>(), significant, contrast_clock.seconds());
+    }
+    if (extent) {
+      const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_extent));
+      write_map(args.output + "_clustere_corrp_" + suffix + ".nii.gz", data.header(), voxels,
+                cluster_corrected(o.extent, max_extent, 0.0));
+      write_null(args.output + "_clustere_null_" + suffix + ".txt", max_extent);
+      entry["clusters_extent"] = {{"threshold", args.cluster_extent},
+                                  {"clusters", o.clusters},
+                                  {"largest", max_extent.empty() ? int64_t{0} : max_extent[0]}};
+      spdlog::info("contrast {}: {} cluster(s) at t > {} (largest {} voxels)", k + 1, o.clusters, args.cluster_extent,
+                   max_extent[0]);
+    }
+    if (mass) {
+      const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_mass));
+      write_map(args.output + "_clusterm_corrp_" + suffix + ".nii.gz", data.header(), voxels,
+                cluster_corrected(o.mass, max_mass, 1e-6));
+      write_null(args.output + "_clusterm_null_" + suffix + ".txt", max_mass);
+      entry["clusters_mass"] = {{"threshold", args.cluster_mass},
+                                {"clusters", o.clusters},
+                                {"largest", max_mass.empty() ? 0.0 : max_mass[0]}};
     }
     report["contrasts"].push_back(entry);
   }

@@ -12,6 +12,7 @@
 //   tobs     real [V]: the observed statistic (written by mode 0, a launch of the identity alone)
 //   exceed   uint [V]: mode 1 adds, per voxel, the rearrangements whose t >= the observed t (relative slack 1e-5)
 //   partial  float [groups][B]: mode 1 writes each work-group's largest t per rearrangement (-inf for none)
+//   maps     float [nb][V]: with write_maps, mode 1 also writes every rearrangement's t map (cluster inference)
 // Compile-time defines: N, R, B (rearrangements per launch, a multiple of CHUNK), WG (work-group size, a multiple of
 // CHUNK, at most CHUNK * CHUNK), CHUNK (rearrangements reduced together in local memory), WSPACE.
 // NDRange: 1D, global = V rounded up to WG, local = WG.
@@ -35,7 +36,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void permutation_t(
     __global const float* restrict resid, __global const real* restrict sumsq, WSPACE const real* restrict weights,
     __constant real* restrict alpha,
     const int nb, const int voxels, const real scale, __global real* restrict tobs, __global uint* restrict exceed,
-    __global float* restrict partial, const int mode) {
+    __global float* restrict partial, const int mode, __global float* restrict maps, const int write_maps) {
   __local float tl[CHUNK][WG];
   __local float parts[WG / CHUNK][CHUNK];
   const int v = get_global_id(0);
@@ -62,6 +63,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void permutation_t(
         }
         t = rss > 1e-12f * ss ? num / sqrt(rss * scale) : 0.0f;
         if (mode == 0 && valid) tobs[v] = t;
+        if (write_maps && valid) maps[(size_t)b * voxels + v] = (float)t;
         if (t >= observed - slack) ++hits;
       }
       tl[q][lid] = valid ? (float)t : -INFINITY;

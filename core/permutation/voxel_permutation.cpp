@@ -63,8 +63,8 @@ namespace {
 // Real: the kernel's `real` (double where the device has cl_khr_fp64, else float).
 template <typename Real>
 VoxelPermutationResult run_test(Device& device, const TContrastModel& model, const PermutationSet& set,
-                                const std::vector<float>& residuals, size_t voxels,
-                                const PermutationProgress& progress) {
+                                const std::vector<float>& residuals, size_t voxels, const PermutationProgress& progress,
+                                const PermutationMaps& consume_maps, int max_block) {
   const int n = model.n, rows = model.p;
   if (set.n != n || residuals.size() != static_cast<size_t>(n) * voxels || voxels == 0 || set.count < 1) {
     throw std::invalid_argument(
@@ -73,8 +73,9 @@ VoxelPermutationResult run_test(Device& device, const TContrastModel& model, con
   }
   const size_t per_rearrangement = static_cast<size_t>(rows) * static_cast<size_t>(n) * sizeof(Real);
   const bool constant = per_rearrangement * kChunk <= kConstantBytes;
-  const int block =
-      constant ? static_cast<int>(std::min<size_t>(128, kConstantBytes / per_rearrangement / kChunk * kChunk)) : 128;
+  const int block = constant ? static_cast<int>(std::min<size_t>(static_cast<size_t>(max_block),
+                                                                 kConstantBytes / per_rearrangement / kChunk * kChunk))
+                             : max_block;
   ClKernel kernel = device.kernel(
       "permutation_t.cl", "permutation_t",
       {fmt::format("N={}", n), fmt::format("R={}", rows), fmt::format("B={}", block), fmt::format("WG={}", kWorkGroup),
@@ -100,6 +101,8 @@ VoxelPermutationResult run_test(Device& device, const TContrastModel& model, con
   exceed.fill(q, 0U);
   DeviceBuffer<float> partial(device, groups * static_cast<size_t>(block));
   DeviceBuffer<float> maxima(device, static_cast<size_t>(set.count));
+  const int write_maps = consume_maps ? 1 : 0;
+  DeviceBuffer<float> maps(device, consume_maps ? static_cast<size_t>(block) * voxels : 1);
 
   const Eigen::MatrixXd& vectors = model.basis;  // U; a = U alpha
   const Eigen::VectorXd alpha_d = model.basis.transpose() * model.a;
@@ -123,16 +126,17 @@ VoxelPermutationResult run_test(Device& device, const TContrastModel& model, con
   const size_t global = groups * kWorkGroup;
   // The observed statistic: the identity alone (mode 0).
   fill_weights(0, 1);
-  set_args(kernel, resid, sumsq_buf, weights, alpha, 1, vox, scale, tobs, exceed, partial, 0);
+  set_args(kernel, resid, sumsq_buf, weights, alpha, 1, vox, scale, tobs, exceed, partial, 0, maps, 0);
   launch<1>(q, kernel, {global}, {kWorkGroup});
   const int g = static_cast<int>(groups);
   for (int first = 0; first < set.count; first += block) {
     const int count = std::min(block, set.count - first);
     fill_weights(first, count);
-    set_args(kernel, resid, sumsq_buf, weights, alpha, count, vox, scale, tobs, exceed, partial, 1);
+    set_args(kernel, resid, sumsq_buf, weights, alpha, count, vox, scale, tobs, exceed, partial, 1, maps, write_maps);
     launch<1>(q, kernel, {global}, {kWorkGroup});
     set_args(reduce, partial, g, count, maxima, first);
     launch<1>(q, reduce, {static_cast<size_t>((count + 31) / 32 * 32)}, {32});
+    if (consume_maps) consume_maps(maps, first, count);
     if (progress) {
       RTF_CL_CHECK(clFinish(q));
       progress(first + count, set.count);
@@ -150,9 +154,13 @@ VoxelPermutationResult run_test(Device& device, const TContrastModel& model, con
 
 VoxelPermutationResult voxel_permutation_test(Device& device, const TContrastModel& model, const PermutationSet& set,
                                               const std::vector<float>& residuals, size_t voxels,
-                                              const PermutationProgress& progress) {
-  return has_fp64(device) ? run_test<double>(device, model, set, residuals, voxels, progress)
-                          : run_test<float>(device, model, set, residuals, voxels, progress);
+                                              const PermutationProgress& progress, const PermutationMaps& maps,
+                                              int max_block) {
+  if (max_block < kChunk || max_block % kChunk != 0) {
+    throw std::invalid_argument(fmt::format("permutation test: block {} is not a multiple of {}", max_block, kChunk));
+  }
+  return has_fp64(device) ? run_test<double>(device, model, set, residuals, voxels, progress, maps, max_block)
+                          : run_test<float>(device, model, set, residuals, voxels, progress, maps, max_block);
 }
 
 }  // namespace rtf

@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
 #include "core/permutation/permutation_set.hpp"
 #include "core/permutation/t_contrast_model.hpp"
@@ -25,6 +26,9 @@ struct VoxelPermutationResult {
 
 // Called after each launch with the rearrangements done so far (of set.count); may throw to abandon the run.
 using PermutationProgress = std::function<void(int done, int total)>;
+// Given, each launch also writes its rearrangements' t maps (`count` x V, rearrangements first .. first + count - 1)
+// and hands them over (cluster inference: core/permutation/clusters.hpp); they are overwritten by the next launch.
+using PermutationMaps = std::function<void(const DeviceBuffer<float>& maps, int first, int count)>;
 
 // The nuisance residuals e = (I - H_Z) y of `data` (N subjects x V voxels, voxel fastest per subject), in place.
 void remove_nuisance(const TContrastModel& model, std::vector<float>& data, size_t voxels);
@@ -33,6 +37,7 @@ void remove_nuisance(const TContrastModel& model, std::vector<float>& data, size
 // disagree with the model and the set.
 VoxelPermutationResult voxel_permutation_test(Device& device, const TContrastModel& model, const PermutationSet& set,
                                               const std::vector<float>& residuals, size_t voxels,
-                                              const PermutationProgress& progress = {});
+                                              const PermutationProgress& progress = {},
+                                              const PermutationMaps& maps = {}, int max_block = 128);
 
 }  // namespace rtf

@@ -3,7 +3,8 @@
 # subjects on a 17x19x13 grid with a smooth-noise background and an effect blob). A one-sample test (-1: all 1024 sign
 # flips) and a two-group design with two contrasts (design.mat/.con in FSL's VEST format: all 252 relabellings): the t
 # maps equal scipy.stats' ttest_1samp / ttest_ind, and every uncorrected and FWE-corrected p value (files written as
-# 1 - p, as randomise writes them) equals a brute-force enumeration in numpy. Seeds reproduce random permutations. Bad
+# 1 - p, as randomise writes them) equals a brute-force enumeration in numpy; the cluster-extent and cluster-mass
+# p maps (-c/-C 2.3) equal the same enumeration labelled by scipy.ndimage (26-connectivity). Seeds reproduce random permutations. Bad
 # input gives a clear error, a non-zero exit and no output file.
 #   usage: randomise_checks.sh RTFMRI WORK_DIR
 set -uo pipefail
@@ -22,8 +23,8 @@ DATA_PY="$(dirname "${BASH_SOURCE[0]}")/randomise_data.py"
 D=$WORK
 
 expect_ok "one-sample: all 1024 sign flips, exhaustively" 'exhaustive: all 1024' \
-  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/one" -1 -x -m "$D/mask.nii"
-if "$PY" "$DATA_PY" onesample "$D" "$D/one"; then pass "one-sample t = scipy, p = enumeration"; else fail "one-sample maps"; fi
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/one" -1 -x -c 2.3 -C 2.3 -m "$D/mask.nii"
+if "$PY" "$DATA_PY" onesample "$D" "$D/one"; then pass "one-sample t = scipy, p and cluster p = enumeration"; else fail "one-sample maps"; fi
 expect_ok "two groups: all 252 relabellings, exhaustively" 'exhaustive: all 252' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/two" -d "$D/design.mat" -t "$D/design.con" -x -m "$D/mask.nii"
 if "$PY" "$DATA_PY" twosample "$D" "$D/two"; then pass "two-group t = scipy, p = enumeration"; else fail "two-group maps"; fi
@@ -59,6 +60,8 @@ expect_error "a NaN subject is named" 'subject 4 .*not finite at voxel \(8, 9, 6
   "$RTFMRI" randomise -i "$D/nan.nii" -o "$D/bad" -1 -x -m "$D/mask.nii"
 expect_error "-1 with a design" 'either -1 or -d' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -d "$D/design.mat" -t "$D/design.con"
+expect_error "a cluster threshold must be positive" 'cluster-forming threshold must be a positive' \
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -c 0
 expect_error "TFCE says it is not there yet" 'not implemented' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -T
 if ls "$D"/bad* >/dev/null 2>&1; then fail "a refused command left an output file"; else pass "refused commands wrote nothing"; fi

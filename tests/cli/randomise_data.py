@@ -11,7 +11,7 @@ import struct
 import sys
 
 import numpy as np
-from scipy import stats
+from scipy import ndimage, stats
 
 DIMS = (17, 19, 13)
 N = 10
@@ -111,6 +111,37 @@ def check_maps(prefix, suffix, mask, t_expected, t_null, effect=True):
     assert (np.sum(p_fwe <= 0.05) > 0) == effect, "the blob should be found" if effect else "nothing should be found"
 
 
+def check_clusters(prefix, suffix, mask, t_expected, t_null, threshold):
+    """Cluster extent and mass (sum of t - threshold) FWE p maps against scipy.ndimage.label (26-connectivity) of every
+    rearrangement's map: the same 1 - p at every voxel (0 outside clusters)."""
+    structure = np.ones((3, 3, 3))
+
+    def clusters(values):
+        grid = np.zeros(mask.shape)
+        grid[mask] = values
+        labels, count = ndimage.label(grid > threshold, structure=structure)
+        sizes = np.bincount(labels.ravel(), minlength=count + 1)
+        masses = np.bincount(labels.ravel(), weights=(grid - threshold).ravel(), minlength=count + 1)
+        sizes[0] = 0
+        masses[0] = 0
+        return labels[mask], sizes, masses
+
+    null_extent = np.array([clusters(t)[1].max() for t in t_null])
+    null_mass = np.array([clusters(t)[2].max() for t in t_null])
+    labels, sizes, masses = clusters(t_expected)
+    voxel_extent, voxel_mass = sizes[labels], masses[labels]
+    p_e = np.where(voxel_extent > 0, (null_extent[None, :] >= voxel_extent[:, None]).mean(axis=1), 1.0)
+    p_m = np.where(voxel_mass > 0, (null_mass[None, :] >= voxel_mass[:, None] * (1 - 1e-6)).mean(axis=1), 1.0)
+    got_e = 1 - read_nifti(f"{prefix}_clustere_corrp_{suffix}.nii.gz")[mask]
+    got_m = 1 - read_nifti(f"{prefix}_clusterm_corrp_{suffix}.nii.gz")[mask]
+    e1, e2 = np.max(np.abs(got_e - p_e)), np.max(np.abs(got_m - p_m))
+    print(f"{suffix}: clusters at t > {threshold}: {labels.max()} observed, largest {sizes.max()} voxels; largest p "
+          f"difference from scipy.ndimage: extent {e1:.2e}, mass {e2:.2e}; {np.sum(p_e <= 0.05)} voxels at FWE p <= "
+          f"0.05 by extent")
+    assert e1 < 1e-6 and e2 < 1e-6, (e1, e2)
+    assert np.array_equal(np.sort(np.loadtxt(f"{prefix}_clustere_null_{suffix}.txt")), np.sort(null_extent))
+
+
 def onesample(d, prefix):
     y, mask = masked(d)
     t_expected = stats.ttest_1samp(y, 0.0, axis=0).statistic
@@ -120,6 +151,7 @@ def onesample(d, prefix):
     var = (sq[None, :] - N * means**2) / (N - 1)
     t_null = means / np.sqrt(var / N)
     check_maps(prefix, "tstat1", mask, t_expected, t_null)
+    check_clusters(prefix, "tstat1", mask, t_expected, t_null, 2.3)
 
 
 def twosample(d, prefix):
