@@ -112,7 +112,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       throw std::invalid_argument(fmt::format("{} {}: a cluster-forming threshold must be a positive t", flag, value));
     }
   }
-  if (!args.f_contrasts.empty()) throw std::invalid_argument("-f (F contrasts) is not implemented yet");
+  if (!args.f_contrasts.empty() && args.one_sample) throw std::invalid_argument("-f needs -d and -t, not -1");
   if (args.one_sample && (!args.design.empty() || !args.contrasts.empty())) {
     throw std::invalid_argument("-1 tests the group mean by sign flipping: give either -1 or -d and -t, not both");
   }
@@ -188,9 +188,40 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       design.col(c).array() -= mean;
     }
   }
-  std::vector<rtf::TContrastModel> models;
+  std::vector<rtf::TContrastModel> models;  // the t contrasts, then the F tests
+  std::vector<std::string> suffixes;
   for (size_t k = 0; k < contrasts.size(); ++k) {
     models.push_back(rtf::make_t_contrast_model(design, contrasts[k], args.one_sample ? "-1" : args.design));
+    suffixes.push_back(fmt::format("tstat{}", k + 1));
+  }
+  if (!args.f_contrasts.empty()) {  // design.fts: one row per F test, a 0/1 per t contrast
+    const Eigen::MatrixXd fts = rtf::read_vest(args.f_contrasts).values;
+    if (fts.cols() != static_cast<Eigen::Index>(contrasts.size())) {
+      throw std::invalid_argument(fmt::format("{}: {} columns, but {} has {} t contrasts", args.f_contrasts, fts.cols(),
+                                              args.contrasts, contrasts.size()));
+    }
+    for (Eigen::Index f = 0; f < fts.rows(); ++f) {
+      std::vector<Eigen::RowVectorXd> picked;
+      std::string which;
+      for (Eigen::Index k = 0; k < fts.cols(); ++k) {
+        if (fts(f, k) != 0.0 && fts(f, k) != 1.0) {
+          throw std::invalid_argument(fmt::format("{}: F test {} has {} (only 0 and 1 select t contrasts)",
+                                                  args.f_contrasts, f + 1, fts(f, k)));
+        }
+        if (fts(f, k) == 1.0) {
+          picked.push_back(contrasts[static_cast<size_t>(k)]);
+          which += fmt::format("{}{}", which.empty() ? "" : ", ", k + 1);
+        }
+      }
+      if (picked.empty())
+        throw std::invalid_argument(fmt::format("{}: F test {} selects no contrast", args.f_contrasts, f + 1));
+      Eigen::MatrixXd rows(static_cast<Eigen::Index>(picked.size()), design.cols());
+      for (size_t i = 0; i < picked.size(); ++i) rows.row(static_cast<Eigen::Index>(i)) = picked[i];
+      models.push_back(
+          rtf::make_f_contrast_model(design, rows, fmt::format("{} (F test {})", args.f_contrasts, f + 1)));
+      suffixes.push_back(fmt::format("fstat{}", f + 1));
+      names.push_back(fmt::format("F of contrasts {}", which));
+    }
   }
   const auto kind = args.one_sample ? rtf::PermutationKind::kSignFlip : rtf::PermutationKind::kPermute;
   const rtf::PermutationSet set = rtf::make_permutation_set(kind, n, args.permutations, args.seed, blocks, &design);
@@ -219,7 +250,8 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
                            {"seed", args.seed},
                            {"contrasts", nlohmann::json::array()}};
   for (size_t k = 0; k < models.size(); ++k) {
-    const std::string suffix = fmt::format("tstat{}", k + 1);
+    const std::string& suffix = suffixes[k];
+    const bool f_test = models[k].is_f();
     std::vector<float> residuals = values;
     rtf::remove_nuisance(models[k], residuals, nv);
     rtf::cli::Stopwatch contrast_clock;
@@ -235,11 +267,11 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     std::vector<int64_t> max_extent;
     std::vector<double> max_mass;
     rtf::PermutationMaps consume;
-    if (clusters) {
+    if (clusters && !f_test) {
       max_extent.assign(static_cast<size_t>(set.count), 0);
       max_mass.assign(static_cast<size_t>(set.count), 0.0);
       consume = [&](const rtf::DeviceBuffer<float>& maps, int first, int count) {
-        if (extent) {
+        if (extent && !f_test) {
           const rtf::ClusterMaxima m = clusters->maxima(maps, count, static_cast<float>(args.cluster_extent));
           std::copy(m.extent.begin(), m.extent.end(), max_extent.begin() + first);
         }
@@ -249,7 +281,8 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
         }
       };
     }
-    const bool permute = args.voxelwise || clusters != nullptr;
+    const bool cluster_test = clusters != nullptr && !f_test;  // cluster inference on t contrasts only
+    const bool permute = args.voxelwise || cluster_test;
     const rtf::VoxelPermutationResult r =
         permute
             ? rtf::voxel_permutation_test(*device, models[k], set, residuals, nv, progress, consume,
@@ -258,7 +291,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
                   *device, models[k], rtf::make_permutation_set(kind, n, 1, args.seed, blocks, &design), residuals, nv);
     std::vector<double> t(r.t.begin(), r.t.end());
     write_map(args.output + "_" + suffix + ".nii.gz", data.header(), voxels, t);
-    nlohmann::json entry = {{"name", names[k]}, {"t_max", *std::max_element(t.begin(), t.end())}};
+    nlohmann::json entry = {{"name", names[k]}, {"file", suffix}, {"max", *std::max_element(t.begin(), t.end())}};
     if (args.voxelwise) {
       auto p = r.uncorrected_p();
       for (double& x : p) x = 1.0 - x;
@@ -275,10 +308,10 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       rtf::write_text_atomically(args.output + "_vox_null_" + suffix + ".txt", null_text);
       entry["fwe_significant_voxels"] = significant;
       entry["seconds"] = contrast_clock.seconds();
-      spdlog::info("contrast {} ({}): t max {:.3f}; {} voxel(s) at FWE p <= 0.05 ({:.2f} s)", k + 1, names[k],
-                   entry["t_max"].get<double>(), significant, contrast_clock.seconds());
+      spdlog::info("contrast {} ({}): max {:.3f}; {} voxel(s) at FWE p <= 0.05 ({:.2f} s)", k + 1, names[k],
+                   entry["max"].get<double>(), significant, contrast_clock.seconds());
     }
-    if (extent) {
+    if (extent && !f_test) {
       const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_extent));
       write_map(args.output + "_clustere_corrp_" + suffix + ".nii.gz", data.header(), voxels,
                 cluster_corrected(o.extent, max_extent, 0.0));
@@ -289,7 +322,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       spdlog::info("contrast {}: {} cluster(s) at t > {} (largest {} voxels)", k + 1, o.clusters, args.cluster_extent,
                    max_extent[0]);
     }
-    if (mass) {
+    if (mass && !f_test) {
       const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_mass));
       write_map(args.output + "_clusterm_corrp_" + suffix + ".nii.gz", data.header(), voxels,
                 cluster_corrected(o.mass, max_mass, 1e-6));
@@ -320,7 +353,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::ExistingFile);
   cmd->add_option("-t,--tcon", args->contrasts, "t contrasts (FSL VEST design.con: one row per contrast)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("-f,--fcon", args->f_contrasts, "F contrasts (design.fts): not implemented yet")
+  cmd->add_option("-f,--fcon", args->f_contrasts,
+                  "F tests (design.fts: a row per F test, 1 for each t contrast it joins): PREFIX_fstatK, voxel-wise "
+                  "inference (-x); cluster inference (-c/-C) is for t contrasts")
       ->check(CLI::ExistingFile);
   cmd->add_option("-e,--exchangeability", args->groups,
                   "Exchangeability blocks (design.grp): subjects are permuted only within their block")

@@ -8,13 +8,15 @@
 //   resid    float [N][V]: the nuisance residuals, voxel fastest
 //   sumsq    real [V]: |e|^2 per voxel
 //   weights  real [nb][R][N]: the launch's rearranged columns of U (WSPACE: __constant when they fit, else __global)
-//   alpha    real [R]: the contrast's coordinates in U
+//   alpha    real [R]: the contrast's coordinates in U; with STAT_F, real [R][R]: G, and the statistic is
+//            F = d' G d / RSS (core/permutation/t_contrast_model.hpp; `scale` unused)
 //   tobs     real [V]: the observed statistic (written by mode 0, a launch of the identity alone)
 //   exceed   uint [V]: mode 1 adds, per voxel, the rearrangements whose t >= the observed t (relative slack 1e-5)
 //   partial  float [groups][B]: mode 1 writes each work-group's largest t per rearrangement (-inf for none)
 //   maps     float [nb][V]: with write_maps, mode 1 also writes every rearrangement's t map (cluster inference)
 // Compile-time defines: N, R, B (rearrangements per launch, a multiple of CHUNK), WG (work-group size, a multiple of
-// CHUNK, at most CHUNK * CHUNK), CHUNK (rearrangements reduced together in local memory), WSPACE.
+// CHUNK, at most CHUNK * CHUNK), CHUNK (rearrangements reduced together in local memory), WSPACE, STAT_F (F
+// contrasts).
 // NDRange: 1D, global = V rounded up to WG, local = WG.
 // The dot products run in double where the device has it (NVIDIA, PoCL; the host then passes double weights): a
 // rearrangement whose t lies within float rounding of the observed one would otherwise be counted differently from the
@@ -54,14 +56,27 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void permutation_t(
       real t = -INFINITY;
       if (b < nb) {
         WSPACE const real* w = weights + (size_t)b * R * N;
-        real num = 0.0f, rss = ss;
+        real d[R];
+        real rss = ss;
         for (int r = 0; r < R; ++r) {
-          real d = 0.0f;
-          for (int j = 0; j < N; ++j) d = fma(w[r * N + j], e[j], d);
-          num = fma(alpha[r], d, num);
-          rss -= d * d;
+          real dot = 0.0f;
+          for (int j = 0; j < N; ++j) dot = fma(w[r * N + j], e[j], dot);
+          d[r] = dot;
+          rss -= dot * dot;
         }
+#ifdef STAT_F
+        real num = 0.0f;  // d' G d
+        for (int r = 0; r < R; ++r) {
+          real row = 0.0f;
+          for (int k = 0; k < R; ++k) row = fma(alpha[r * R + k], d[k], row);
+          num = fma(d[r], row, num);
+        }
+        t = rss > 1e-12f * ss ? num / rss : 0.0f;
+#else
+        real num = 0.0f;  // alpha . d
+        for (int r = 0; r < R; ++r) num = fma(alpha[r], d[r], num);
         t = rss > 1e-12f * ss ? num / sqrt(rss * scale) : 0.0f;
+#endif
         if (mode == 0 && valid) tobs[v] = t;
         if (write_maps && valid) maps[(size_t)b * voxels + v] = (float)t;
         if (t >= observed - slack) ++hits;

@@ -26,20 +26,25 @@ Eigen::MatrixXd column_basis(const Eigen::MatrixXd& m, double relative, int* ran
 
 }  // namespace
 
-TContrastModel make_t_contrast_model(const Eigen::MatrixXd& design, const Eigen::RowVectorXd& contrast,
-                                     const std::string& what) {
+namespace {
+
+// Checks and the parts shared by t and F: the design's basis, the nuisance space Z = M (I - C^+ C) of the contrast
+// rows C (q x p, independent) and its residual-forming matrix.
+TContrastModel contrast_model(const Eigen::MatrixXd& design, const Eigen::MatrixXd& rows, const std::string& what) {
   const Eigen::Index n = design.rows(), p = design.cols();
   if (p == 0 || n < p + 1) {
     throw std::invalid_argument(
-        fmt::format("{}: {} rows and {} columns: a t test needs more subjects than design columns", what, n, p));
+        fmt::format("{}: {} rows and {} columns: a test needs more subjects than design columns", what, n, p));
   }
   if (!design.allFinite()) throw std::invalid_argument(fmt::format("{}: the design has non-finite entries", what));
-  if (contrast.size() != p) {
+  if (rows.cols() != p) {
     throw std::invalid_argument(
-        fmt::format("{}: a contrast has {} weights but the design has {} columns", what, contrast.size(), p));
+        fmt::format("{}: a contrast has {} weights but the design has {} columns", what, rows.cols(), p));
   }
-  if (!contrast.allFinite() || contrast.norm() == 0.0) {
-    throw std::invalid_argument(fmt::format("{}: a contrast is zero or not finite", what));
+  if (rows.rows() == 0 || !rows.allFinite())
+    throw std::invalid_argument(fmt::format("{}: a contrast is not finite", what));
+  for (Eigen::Index r = 0; r < rows.rows(); ++r) {
+    if (rows.row(r).norm() == 0.0) throw std::invalid_argument(fmt::format("{}: a contrast is zero", what));
   }
   for (Eigen::Index j = 0; j < p; ++j) {
     if (design.col(j).norm() == 0.0) {
@@ -54,21 +59,51 @@ TContrastModel make_t_contrast_model(const Eigen::MatrixXd& design, const Eigen:
         "{}: the design is rank-deficient (singular values {:.3g} .. {:.3g}): a column is a combination of others",
         what, s[0], s[p - 1]));
   }
+  const Eigen::JacobiSVD<Eigen::MatrixXd> csvd(rows);
+  const auto& cs = csvd.singularValues();
+  if (cs[cs.size() - 1] <= 1e-10 * cs[0] || rows.rows() > p) {
+    throw std::invalid_argument(fmt::format("{}: the F test's contrasts are not linearly independent", what));
+  }
   TContrastModel m;
   m.n = static_cast<int>(n);
   m.p = static_cast<int>(p);
   m.dof = static_cast<double>(n - p);
+  int rank = 0;
+  m.basis = column_basis(design, 1e-10, &rank);
+  // Nuisance: Z = M (I - C^+ C), C^+ = C' (C C')^-1.
+  const Eigen::MatrixXd c_pinv = rows.transpose() * (rows * rows.transpose()).inverse();
+  const Eigen::MatrixXd z = design * (Eigen::MatrixXd::Identity(p, p) - c_pinv * rows);
+  const Eigen::MatrixXd qz = column_basis(z, 1e-10, &m.nuisance_rank);
+  m.residual_forming = Eigen::MatrixXd::Identity(n, n) - qz * qz.transpose();
+  return m;
+}
+
+}  // namespace
+
+TContrastModel make_t_contrast_model(const Eigen::MatrixXd& design, const Eigen::RowVectorXd& contrast,
+                                     const std::string& what) {
+  if (contrast.size() != design.cols()) {
+    throw std::invalid_argument(fmt::format("{}: a contrast has {} weights but the design has {} columns", what,
+                                            contrast.size(), design.cols()));
+  }
+  TContrastModel m = contrast_model(design, contrast, what);
   const Eigen::MatrixXd xtx_inv = (design.transpose() * design).inverse();
   const Eigen::VectorXd c = contrast.transpose();
   m.variance_factor = c.dot(xtx_inv * c);
   m.a = design * (xtx_inv * c);  // pinv(M)' c
-  int rank = 0;
-  m.basis = column_basis(design, 1e-10, &rank);
-  // Nuisance: Z = M (I - c c^+), c^+ = c' / |c|^2.
-  const Eigen::MatrixXd project_out = Eigen::MatrixXd::Identity(p, p) - c * c.transpose() / c.squaredNorm();
-  const Eigen::MatrixXd z = design * project_out;
-  const Eigen::MatrixXd qz = column_basis(z, 1e-10, &m.nuisance_rank);
-  m.residual_forming = Eigen::MatrixXd::Identity(n, n) - qz * qz.transpose();
+  return m;
+}
+
+TContrastModel make_f_contrast_model(const Eigen::MatrixXd& design, const Eigen::MatrixXd& rows,
+                                     const std::string& what) {
+  TContrastModel m = contrast_model(design, rows, what);
+  const Eigen::MatrixXd xtx_inv = (design.transpose() * design).inverse();
+  m.q = static_cast<int>(rows.rows());
+  const Eigen::MatrixXd a = design * xtx_inv * rows.transpose();  // n x q: C b = A' y
+  const Eigen::MatrixXd gamma = m.basis.transpose() * a;          // p x q: A = U Gamma
+  const Eigen::MatrixXd w = (rows * xtx_inv * rows.transpose()).inverse();
+  m.quadratic = gamma * w * gamma.transpose() * (m.dof / static_cast<double>(m.q));
+  m.a = a.col(0);  // unused for F
   return m;
 }
 

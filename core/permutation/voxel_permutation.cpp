@@ -76,10 +76,11 @@ VoxelPermutationResult run_test(Device& device, const TContrastModel& model, con
   const int block = constant ? static_cast<int>(std::min<size_t>(static_cast<size_t>(max_block),
                                                                  kConstantBytes / per_rearrangement / kChunk * kChunk))
                              : max_block;
-  ClKernel kernel = device.kernel(
-      "permutation_t.cl", "permutation_t",
-      {fmt::format("N={}", n), fmt::format("R={}", rows), fmt::format("B={}", block), fmt::format("WG={}", kWorkGroup),
-       fmt::format("CHUNK={}", kChunk), constant ? "WSPACE=__constant" : "WSPACE=__global"});
+  std::vector<std::string> defines{fmt::format("N={}", n),          fmt::format("R={}", rows),
+                                   fmt::format("B={}", block),      fmt::format("WG={}", kWorkGroup),
+                                   fmt::format("CHUNK={}", kChunk), constant ? "WSPACE=__constant" : "WSPACE=__global"};
+  if (model.is_f()) defines.emplace_back("STAT_F");
+  ClKernel kernel = device.kernel("permutation_t.cl", "permutation_t", defines);
   ClKernel reduce = device.kernel("permutation_t.cl", "max_over_groups",
                                   {fmt::format("N={}", n), fmt::format("R={}", rows), fmt::format("B={}", block),
                                    fmt::format("WG={}", kWorkGroup), fmt::format("CHUNK={}", kChunk)});
@@ -105,8 +106,15 @@ VoxelPermutationResult run_test(Device& device, const TContrastModel& model, con
   DeviceBuffer<float> maps(device, consume_maps ? static_cast<size_t>(block) * voxels : 1);
 
   const Eigen::MatrixXd& vectors = model.basis;  // U; a = U alpha
-  const Eigen::VectorXd alpha_d = model.basis.transpose() * model.a;
-  std::vector<Real> alpha_values(alpha_d.data(), alpha_d.data() + alpha_d.size());
+  std::vector<Real> alpha_values;                // t: alpha (a = U alpha); F: G, row-major
+  if (model.is_f()) {
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < rows; ++c) alpha_values.push_back(static_cast<Real>(model.quadratic(r, c)));
+    }
+  } else {
+    const Eigen::VectorXd alpha_d = model.basis.transpose() * model.a;
+    for (Eigen::Index r = 0; r < alpha_d.size(); ++r) alpha_values.push_back(static_cast<Real>(alpha_d[r]));
+  }
   DeviceBuffer<Real> alpha(device, alpha_values.size(), CL_MEM_READ_ONLY);
   alpha.write(q, alpha_values);
   std::vector<Real> w(static_cast<size_t>(block) * static_cast<size_t>(rows) * static_cast<size_t>(n));
@@ -122,7 +130,7 @@ VoxelPermutationResult run_test(Device& device, const TContrastModel& model, con
                          w.data(), static_cast<size_t>(count) * static_cast<size_t>(rows) * static_cast<size_t>(n)));
   };
   const int vox = static_cast<int>(voxels);
-  const auto scale = static_cast<Real>(model.variance_factor / model.dof);
+  const auto scale = static_cast<Real>(model.is_f() ? 1.0 : model.variance_factor / model.dof);
   const size_t global = groups * kWorkGroup;
   // The observed statistic: the identity alone (mode 0).
   fill_weights(0, 1);

@@ -9,13 +9,16 @@
 
 namespace rtf::reference {
 
-VoxelPermutationResult voxel_permutation_test(const Eigen::MatrixXd& design, const Eigen::RowVectorXd& contrast,
-                                              const PermutationSet& set, const std::vector<float>& data,
-                                              size_t voxels) {
+namespace {
+
+// t (one row, f_test false) or F (f_test true) of the contrast rows C, by explicit Freedman-Lane data and refits.
+VoxelPermutationResult permutation_test(const Eigen::MatrixXd& design, const Eigen::MatrixXd& rows, bool f_test,
+                                        const PermutationSet& set, const std::vector<float>& data, size_t voxels) {
   const Eigen::Index n = design.rows(), p = design.cols();
-  const Eigen::VectorXd c = contrast.transpose();
-  // The nuisance space Z = M (I - c c'/|c|^2) and its projector.
-  const Eigen::MatrixXd z = design * (Eigen::MatrixXd::Identity(p, p) - c * c.transpose() / c.squaredNorm());
+  const Eigen::VectorXd c = rows.row(0).transpose();
+  // The nuisance space Z = M (I - C^+ C) and its projector.
+  const Eigen::MatrixXd c_pinv = rows.transpose() * (rows * rows.transpose()).inverse();
+  const Eigen::MatrixXd z = design * (Eigen::MatrixXd::Identity(p, p) - c_pinv * rows);
   const Eigen::JacobiSVD<Eigen::MatrixXd> svd(z, Eigen::ComputeThinU);
   Eigen::Index rank = 0;
   for (Eigen::Index i = 0; i < svd.singularValues().size(); ++i) {
@@ -24,7 +27,10 @@ VoxelPermutationResult voxel_permutation_test(const Eigen::MatrixXd& design, con
   const Eigen::MatrixXd qz = svd.matrixU().leftCols(rank);
   const Eigen::MatrixXd hz = qz * qz.transpose();
   const Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(design);
-  const double variance_factor = c.dot((design.transpose() * design).inverse() * c);
+  const Eigen::MatrixXd xtx_inv = (design.transpose() * design).inverse();
+  const double variance_factor = c.dot(xtx_inv * c);
+  const Eigen::MatrixXd middle = (rows * xtx_inv * rows.transpose()).inverse();  // F: [C (M'M)^-1 C']^-1
+  const auto q = static_cast<double>(rows.rows());
   const auto dof = static_cast<double>(n - p);
 
   VoxelPermutationResult r;
@@ -47,7 +53,15 @@ VoxelPermutationResult voxel_permutation_test(const Eigen::MatrixXd& design, con
       ystar += fitted;
       const Eigen::VectorXd beta = qr.solve(ystar);
       const double rss = (ystar - design * beta).squaredNorm();
-      const double t = rss > 1e-12 * e.squaredNorm() ? c.dot(beta) / std::sqrt(rss / dof * variance_factor) : 0.0;
+      double t = 0.0;
+      if (rss > 1e-12 * e.squaredNorm()) {
+        if (f_test) {
+          const Eigen::VectorXd cb = rows * beta;
+          t = cb.dot(middle * cb) / q / (rss / dof);
+        } else {
+          t = c.dot(beta) / std::sqrt(rss / dof * variance_factor);
+        }
+      }
       if (k == 0) observed[v] = t;
       if (t >= observed[v] - 1e-5 * std::abs(observed[v])) ++r.exceed[v];
       largest = std::max(largest, t);
@@ -56,6 +70,20 @@ VoxelPermutationResult voxel_permutation_test(const Eigen::MatrixXd& design, con
   }
   for (size_t v = 0; v < voxels; ++v) r.t[v] = static_cast<float>(observed[v]);
   return r;
+}
+
+}  // namespace
+
+VoxelPermutationResult voxel_permutation_test(const Eigen::MatrixXd& design, const Eigen::RowVectorXd& contrast,
+                                              const PermutationSet& set, const std::vector<float>& data,
+                                              size_t voxels) {
+  return permutation_test(design, contrast, false, set, data, voxels);
+}
+
+VoxelPermutationResult voxel_permutation_test_f(const Eigen::MatrixXd& design, const Eigen::MatrixXd& rows,
+                                                const PermutationSet& set, const std::vector<float>& data,
+                                                size_t voxels) {
+  return permutation_test(design, rows, true, set, data, voxels);
 }
 
 }  // namespace rtf::reference

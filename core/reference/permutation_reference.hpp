@@ -15,4 +15,9 @@ namespace rtf::reference {
 VoxelPermutationResult voxel_permutation_test(const Eigen::MatrixXd& design, const Eigen::RowVectorXd& contrast,
                                               const PermutationSet& set, const std::vector<float>& data, size_t voxels);
 
+// The same for the F test of the contrast rows C (q x p): F = (Cb)' [C (M'M)^-1 C']^-1 (Cb) / q / s^2.
+VoxelPermutationResult voxel_permutation_test_f(const Eigen::MatrixXd& design, const Eigen::MatrixXd& rows,
+                                                const PermutationSet& set, const std::vector<float>& data,
+                                                size_t voxels);
+
 }  // namespace rtf::reference

@@ -4,7 +4,8 @@
 # flips) and a two-group design with two contrasts (design.mat/.con in FSL's VEST format: all 252 relabellings): the t
 # maps equal scipy.stats' ttest_1samp / ttest_ind, and every uncorrected and FWE-corrected p value (files written as
 # 1 - p, as randomise writes them) equals a brute-force enumeration in numpy; the cluster-extent and cluster-mass
-# p maps (-c/-C 2.3) equal the same enumeration labelled by scipy.ndimage (26-connectivity). Seeds reproduce random permutations. Bad
+# p maps (-c/-C 2.3) equal the same enumeration labelled by scipy.ndimage (26-connectivity); an F test over three
+# groups (design.fts) equals scipy's f_oneway, its p values the enumeration of all 4200 relabellings. Seeds reproduce random permutations. Bad
 # input gives a clear error, a non-zero exit and no output file.
 #   usage: randomise_checks.sh RTFMRI WORK_DIR
 set -uo pipefail
@@ -20,6 +21,7 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 DATA_PY="$(dirname "${BASH_SOURCE[0]}")/randomise_data.py"
 "$PY" "$DATA_PY" make "$WORK" || { echo "FAIL: making the data"; exit 1; }
+printf '/NumWaves 2\n/NumContrasts 1\n/Matrix\n0 0\n' >"$WORK/empty.fts"
 D=$WORK
 
 expect_ok "one-sample: all 1024 sign flips, exhaustively" 'exhaustive: all 1024' \
@@ -28,6 +30,10 @@ if "$PY" "$DATA_PY" onesample "$D" "$D/one"; then pass "one-sample t = scipy, p 
 expect_ok "two groups: all 252 relabellings, exhaustively" 'exhaustive: all 252' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/two" -d "$D/design.mat" -t "$D/design.con" -x -m "$D/mask.nii"
 if "$PY" "$DATA_PY" twosample "$D" "$D/two"; then pass "two-group t = scipy, p = enumeration"; else fail "two-group maps"; fi
+expect_ok "three groups, F test: all 4200 relabellings" 'exhaustive: all 4200' \
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/three" -d "$D/design3.mat" -t "$D/design3.con" -f "$D/design3.fts" -x \
+  -m "$D/mask.nii"
+if "$PY" "$DATA_PY" anova "$D" "$D/three"; then pass "F = scipy's f_oneway, p = enumeration"; else fail "F maps"; fi
 for f in two_tstat1.nii.gz two_vox_p_tstat1.nii.gz two_vox_corrp_tstat1.nii.gz two_tstat2.nii.gz \
   two_vox_corrp_tstat2.nii.gz two_vox_null_tstat1.txt two_randomise.json; do
   if [[ -s "$D/$f" ]]; then pass "wrote $f"; else fail "did not write $f"; fi
@@ -62,6 +68,8 @@ expect_error "-1 with a design" 'either -1 or -d' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -d "$D/design.mat" -t "$D/design.con"
 expect_error "a cluster threshold must be positive" 'cluster-forming threshold must be a positive' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -c 0
+expect_error "an F test selecting nothing" 'selects no contrast' \
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -d "$D/design3.mat" -t "$D/design3.con" -f "$D/empty.fts" -x
 expect_error "TFCE says it is not there yet" 'not implemented' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -T
 if ls "$D"/bad* >/dev/null 2>&1; then fail "a refused command left an output file"; else pass "refused commands wrote nothing"; fi

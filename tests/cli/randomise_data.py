@@ -4,6 +4,7 @@
   randomise_data.py make DIR            writes DIR/data.nii (4D, 10 subjects), DIR/mask.nii, design files, a NaN copy
   randomise_data.py onesample DIR PREFIX     checks PREFIX_* of `-1 -x` against scipy and a brute-force enumeration
   randomise_data.py twosample DIR PREFIX     checks PREFIX_* of the two-group design the same way
+  randomise_data.py anova DIR PREFIX         checks PREFIX_fstat1 of three groups (F test) against scipy's f_oneway
 Exit 0 when every check holds; prints what it compared."""
 import gzip
 import itertools
@@ -74,6 +75,15 @@ def make(d):
     with open(f"{d}/design.con", "w") as f:
         f.write("/ContrastName1\tA>B\n/ContrastName2\tB>A\n/NumWaves\t2\n/NumContrasts\t2\n/PPheights\t1\t1\n\n")
         f.write("/Matrix\n1 -1\n-1 1\n")
+    groups3 = [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]
+    with open(f"{d}/design3.mat", "w") as f:
+        f.write(f"/NumWaves 3\n/NumPoints {N}\n/Matrix\n")
+        for g in groups3:
+            f.write(" ".join("1" if g == k else "0" for k in range(3)) + "\n")
+    with open(f"{d}/design3.con", "w") as f:
+        f.write("/NumWaves 3\n/NumContrasts 2\n/Matrix\n1 -1 0\n0 1 -1\n")
+    with open(f"{d}/design3.fts", "w") as f:
+        f.write("/NumWaves 2\n/NumContrasts 1\n/Matrix\n1 1\n")
     with open(f"{d}/short.mat", "w") as f:
         f.write("/NumWaves 2\n/NumPoints 9\n/Matrix\n" + "1 0\n" * 5 + "0 1\n" * 4)
     with open(f"{d}/collinear.mat", "w") as f:
@@ -166,6 +176,23 @@ def twosample(d, prefix):
     check_maps(prefix, "tstat2", mask, -a, -null, effect=False)
 
 
+def anova(d, prefix):
+    y, mask = masked(d)
+    sizes = (4, 3, 3)  # design3.mat: subjects 0-3, 4-6, 7-9
+    f_expected = stats.f_oneway(y[:4], y[4:7], y[7:], axis=0).statistic
+    null = []
+    everyone = set(range(N))
+    for a in itertools.combinations(range(N), sizes[0]):  # every distinct relabelling: 10! / (4! 3! 3!) = 4200
+        rest = sorted(everyone - set(a))
+        for b in itertools.combinations(rest, sizes[1]):
+            c = sorted(set(rest) - set(b))
+            null.append(stats.f_oneway(y[list(a)], y[list(b)], y[c], axis=0).statistic)
+    null = np.array(null)
+    assert len(null) == 4200
+    check_maps(prefix, "fstat1", mask, f_expected, null)
+
+
 if __name__ == "__main__":
     {"make": lambda: make(sys.argv[2]), "onesample": lambda: onesample(sys.argv[2], sys.argv[3]),
-     "twosample": lambda: twosample(sys.argv[2], sys.argv[3])}[sys.argv[1]]()
+     "twosample": lambda: twosample(sys.argv[2], sys.argv[3]),
+     "anova": lambda: anova(sys.argv[2], sys.argv[3])}[sys.argv[1]]()

@@ -184,6 +184,45 @@ TEST(VoxelPermutation, FreedmanLaneWithACovariateMatchesTheReference) {
   }
 }
 
+TEST(VoxelPermutation, FTestOfThreeGroupsWithACovariateMatchesTheReference) {
+  const uint32_t seed = test_seed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  const int n = 13;
+  const size_t voxels = 419;
+  Eigen::MatrixXd design = Eigen::MatrixXd::Zero(n, 4);
+  std::mt19937 rng(seed + 9);
+  std::normal_distribution<double> age(0.0, 1.0);
+  for (int i = 0; i < n; ++i) {
+    design(i, i % 3) = 1.0;
+    design(i, 3) = age(rng);
+  }
+  Eigen::MatrixXd rows(2, 4);  // any difference between the three groups
+  rows << 1, -1, 0, 0, 0, 1, -1, 0;
+  std::vector<float> data = random_data(n, voxels, seed, design.col(1));
+  const TContrastModel model = make_f_contrast_model(design, rows);
+  EXPECT_EQ(model.q, 2);
+  EXPECT_EQ(model.nuisance_rank, 2);  // the mean and the covariate
+  const PermutationSet set = make_permutation_set(PermutationKind::kPermute, n, 250, seed, {}, &design);
+  std::vector<float> residuals = data;
+  remove_nuisance(model, residuals, voxels);
+  const VoxelPermutationResult dev = voxel_permutation_test(test::test_device(), model, set, residuals, voxels);
+  const VoxelPermutationResult ref = reference::voxel_permutation_test_f(design, rows, set, data, voxels);
+  // Tolerance as for the t test with a covariate (float residuals formed on the host).
+  size_t off = 0;
+  for (size_t v = 0; v < voxels; ++v) {
+    ASSERT_NEAR(dev.t[v], ref.t[v], 1e-4 * std::max(1.0f, std::abs(ref.t[v]))) << v;
+    ASSERT_GE(dev.t[v], 0.0f);
+    const auto diff = static_cast<int64_t>(dev.exceed[v]) - static_cast<int64_t>(ref.exceed[v]);
+    ASSERT_LE(std::abs(diff), 1) << v;
+    off += diff != 0 ? 1 : 0;
+  }
+  EXPECT_LE(off, voxels / 100);
+  for (size_t k = 0; k < dev.max_null.size(); ++k) {
+    EXPECT_NEAR(dev.max_null[k], ref.max_null[k], 1e-4 * std::abs(ref.max_null[k])) << k;
+  }
+  EXPECT_THROW(make_f_contrast_model(design, Eigen::MatrixXd::Ones(2, 4)), std::invalid_argument);  // dependent rows
+}
+
 TEST(VoxelPermutation, RefusesDesignsItCannotTest) {
   Eigen::MatrixXd collinear(6, 3);
   collinear << 1, 0, 1, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0, 1, 0, 0, 1, 0;  // column 3 = column 1
