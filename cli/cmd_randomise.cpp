@@ -16,6 +16,7 @@
 #include "core/permutation/clusters.hpp"
 #include "core/permutation/permutation_set.hpp"
 #include "core/permutation/t_contrast_model.hpp"
+#include "core/permutation/tfce.hpp"
 #include "core/permutation/vest.hpp"
 #include "core/permutation/voxel_permutation.hpp"
 
@@ -106,7 +107,6 @@ void write_null(const std::string& path, const std::vector<T>& values) {
 
 void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   rtf::cli::Stopwatch clock;
-  if (args.tfce) throw std::invalid_argument("-T (TFCE) is not implemented yet: use -x for voxel-wise inference");
   for (const auto& [flag, value] : {std::pair{"-c", args.cluster_extent}, std::pair{"-C", args.cluster_mass}}) {
     if (!std::isnan(value) && !(value > 0.0 && std::isfinite(value))) {
       throw std::invalid_argument(fmt::format("{} {}: a cluster-forming threshold must be a positive t", flag, value));
@@ -235,12 +235,13 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   const bool extent = !std::isnan(args.cluster_extent), mass = !std::isnan(args.cluster_mass);
   std::unique_ptr<rtf::ClusterStatistics> clusters;
   constexpr int kClusterBlock = 64;
+  std::unique_ptr<rtf::TfceStatistics> tfce;
+  std::vector<uint8_t> inside(static_cast<size_t>(data.header().voxels_per_volume()), 0);
+  for (int64_t v : voxels) inside[static_cast<size_t>(v)] = 1;
   if (extent || mass) {
-    std::vector<uint8_t> inside(static_cast<size_t>(data.header().voxels_per_volume()), 0);
-    for (int64_t v : voxels) inside[static_cast<size_t>(v)] = 1;
-    clusters =
-        std::make_unique<rtf::ClusterStatistics>(*device, data.header().dims, std::move(inside), 26, kClusterBlock);
+    clusters = std::make_unique<rtf::ClusterStatistics>(*device, data.header().dims, inside, 26, kClusterBlock);
   }
+  if (args.tfce) tfce = std::make_unique<rtf::TfceStatistics>(*device, data.header().dims, inside, 26, kClusterBlock);
   nlohmann::json report = {{"subjects", n},
                            {"voxels", nv},
                            {"rearrangements", set.count},
@@ -263,32 +264,45 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       spdlog::info("contrast {} ({}): {}/{} rearrangements, {:.1f} s, about {:.0f} s left", k + 1, names[k], done,
                    total, s, s / done * (total - done));
     };
-    // Cluster inference: each launch's t maps are labelled on the device; per rearrangement the largest extent / mass.
+    // Cluster and TFCE inference (t contrasts): each launch's t maps are labelled on the device; per rearrangement the
+    // largest extent / mass / TFCE. TFCE's step: the observed map's largest t / 100 (at least 0.01).
+    const bool cluster_test = clusters != nullptr && !f_test;
+    const bool tfce_test = tfce != nullptr && !f_test;
+    const rtf::PermutationSet identity = rtf::make_permutation_set(kind, n, 1, args.seed, blocks, &design);
+    float dh = 0.0f;
+    if (tfce_test) {
+      const rtf::VoxelPermutationResult observed =
+          rtf::voxel_permutation_test(*device, models[k], identity, residuals, nv);
+      dh = std::max(*std::max_element(observed.t.begin(), observed.t.end()), 1.0f) / 100.0f;
+    }
     std::vector<int64_t> max_extent;
     std::vector<double> max_mass;
+    std::vector<float> max_tfce;
     rtf::PermutationMaps consume;
-    if (clusters && !f_test) {
+    if (cluster_test || tfce_test) {
       max_extent.assign(static_cast<size_t>(set.count), 0);
       max_mass.assign(static_cast<size_t>(set.count), 0.0);
+      max_tfce.assign(static_cast<size_t>(set.count), 0.0f);
       consume = [&](const rtf::DeviceBuffer<float>& maps, int first, int count) {
-        if (extent && !f_test) {
+        if (extent && cluster_test) {
           const rtf::ClusterMaxima m = clusters->maxima(maps, count, static_cast<float>(args.cluster_extent));
           std::copy(m.extent.begin(), m.extent.end(), max_extent.begin() + first);
         }
-        if (mass) {
+        if (mass && cluster_test) {
           const rtf::ClusterMaxima m = clusters->maxima(maps, count, static_cast<float>(args.cluster_mass));
           std::copy(m.mass.begin(), m.mass.end(), max_mass.begin() + first);
         }
+        if (tfce_test) {
+          const std::vector<float> m = tfce->maxima(maps, count, dh);
+          std::copy(m.begin(), m.end(), max_tfce.begin() + first);
+        }
       };
     }
-    const bool cluster_test = clusters != nullptr && !f_test;  // cluster inference on t contrasts only
-    const bool permute = args.voxelwise || cluster_test;
+    const bool permute = args.voxelwise || cluster_test || tfce_test;
     const rtf::VoxelPermutationResult r =
-        permute
-            ? rtf::voxel_permutation_test(*device, models[k], set, residuals, nv, progress, consume,
-                                          clusters ? kClusterBlock : 128)
-            : rtf::voxel_permutation_test(
-                  *device, models[k], rtf::make_permutation_set(kind, n, 1, args.seed, blocks, &design), residuals, nv);
+        permute ? rtf::voxel_permutation_test(*device, models[k], set, residuals, nv, progress, consume,
+                                              consume ? kClusterBlock : 128)
+                : rtf::voxel_permutation_test(*device, models[k], identity, residuals, nv);
     std::vector<double> t(r.t.begin(), r.t.end());
     write_map(args.output + "_" + suffix + ".nii.gz", data.header(), voxels, t);
     nlohmann::json entry = {{"name", names[k]}, {"file", suffix}, {"max", *std::max_element(t.begin(), t.end())}};
@@ -311,7 +325,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       spdlog::info("contrast {} ({}): max {:.3f}; {} voxel(s) at FWE p <= 0.05 ({:.2f} s)", k + 1, names[k],
                    entry["max"].get<double>(), significant, contrast_clock.seconds());
     }
-    if (extent && !f_test) {
+    if (extent && cluster_test) {
       const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_extent));
       write_map(args.output + "_clustere_corrp_" + suffix + ".nii.gz", data.header(), voxels,
                 cluster_corrected(o.extent, max_extent, 0.0));
@@ -322,7 +336,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       spdlog::info("contrast {}: {} cluster(s) at t > {} (largest {} voxels)", k + 1, o.clusters, args.cluster_extent,
                    max_extent[0]);
     }
-    if (mass && !f_test) {
+    if (mass && cluster_test) {
       const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_mass));
       write_map(args.output + "_clusterm_corrp_" + suffix + ".nii.gz", data.header(), voxels,
                 cluster_corrected(o.mass, max_mass, 1e-6));
@@ -330,6 +344,16 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       entry["clusters_mass"] = {{"threshold", args.cluster_mass},
                                 {"clusters", o.clusters},
                                 {"largest", max_mass.empty() ? 0.0 : max_mass[0]}};
+    }
+    if (tfce_test) {
+      const std::vector<float> observed = tfce->tfce(r.t, dh);
+      write_map(args.output + "_tfce_" + suffix + ".nii.gz", data.header(), voxels,
+                std::vector<double>(observed.begin(), observed.end()));
+      // Float sums of up to ~100 terms on the device: a relative slack of 1e-4 keeps the identity's own maximum.
+      write_map(args.output + "_tfce_corrp_" + suffix + ".nii.gz", data.header(), voxels,
+                cluster_corrected(observed, max_tfce, 1e-4));
+      write_null(args.output + "_tfce_null_" + suffix + ".txt", max_tfce);
+      entry["tfce"] = {{"dh", dh}, {"max", max_tfce.empty() ? 0.0f : max_tfce[0]}};
     }
     report["contrasts"].push_back(entry);
   }
@@ -342,8 +366,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   auto args = std::make_shared<RandomiseArgs>();
   auto* cmd = app.add_subcommand(
       "randomise",
-      "Permutation inference as FSL randomise (same options and output names): t statistics, and with -x voxel-wise "
-      "uncorrected and FWE-corrected (max-T) p maps, written as 1 - p (docs/algorithms/randomise.md)");
+      "Permutation inference as FSL randomise (same options and output names): t and F statistics; voxel-wise (-x), "
+      "cluster (-c/-C) and TFCE (-T) FWE-corrected p maps, written as 1 - p (docs/algorithms/randomise.md)");
   cmd->add_option("-i,--in", args->inputs, "4D input (one volume per subject), or one 3D image per subject (repeat -i)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -369,10 +393,14 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("-x,--voxelwise", args->voxelwise,
                 "Voxel-wise uncorrected and FWE-corrected p maps (vox_p, vox_corrp)");
-  cmd->add_flag("-T,--tfce", args->tfce, "TFCE: not implemented yet");
+  cmd->add_flag("-T,--tfce", args->tfce,
+                "TFCE (E 0.5, H 2, 26-connected, step = the largest observed t / 100) of t contrasts: "
+                "PREFIX_tfce_tstatK, PREFIX_tfce_corrp_tstatK");
   cmd->add_option("-c,--cluster-extent", args->cluster_extent,
-                  "Cluster-extent inference at this t: not implemented yet");
-  cmd->add_option("-C,--cluster-mass", args->cluster_mass, "Cluster-mass inference at this t: not implemented yet");
+                  "Cluster-extent inference of t contrasts, clusters of t > this (26-connected): "
+                  "PREFIX_clustere_corrp_tstatK");
+  cmd->add_option("-C,--cluster-mass", args->cluster_mass,
+                  "Cluster-mass inference (sum of t - threshold over a cluster): PREFIX_clusterm_corrp_tstatK");
   cmd->add_flag("-D,--demean", args->demean, "Demean the data and the design's columns first");
   cmd->add_option("--seed", args->seed,
                   "Seed of the random rearrangements (the same seed gives the same ones anywhere)")

@@ -28,6 +28,8 @@
 // Defines: K, WG (work-group size, a power of two). NDRange: 2D, global (V rounded up to WG, B), local (WG, 1);
 // map_max: 1D, global B * WG, local WG.
 
+#include "connected_components.clh"
+
 #define FIXED_SCALE 16777216.0f  // 2^24
 
 __kernel void cluster_init(__global const float* restrict maps, const int voxels, const float threshold,
@@ -40,34 +42,6 @@ __kernel void cluster_init(__global const float* restrict maps, const int voxels
   size[i] = 0;
   mass_lo[i] = 0;
   mass_hi[i] = 0;
-}
-
-// The root above x: volatile, so each step reads memory that other work-items are changing.
-inline int find_root(volatile __global int* label, int x) {
-  int parent = label[x];
-  while (parent != x) {
-    x = parent;
-    parent = label[x];
-  }
-  return x;
-}
-
-// Joins the trees of a and b: links the larger root under the smaller, retrying where another work-item got there
-// first.
-inline void unite(volatile __global int* label, int a, int b) {
-  for (;;) {
-    a = find_root(label, a);
-    b = find_root(label, b);
-    if (a == b) return;
-    if (a > b) {
-      const int swap = a;
-      a = b;
-      b = swap;
-    }
-    const int old = atomic_min(&label[b], a);
-    if (old == b) return;  // b was still a root: linked
-    b = old;               // b got another parent meanwhile: join a with that one
-  }
 }
 
 __kernel void cluster_merge(__global const float* restrict maps, __global const int* restrict nbr, const int voxels,

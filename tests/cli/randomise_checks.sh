@@ -5,7 +5,8 @@
 # maps equal scipy.stats' ttest_1samp / ttest_ind, and every uncorrected and FWE-corrected p value (files written as
 # 1 - p, as randomise writes them) equals a brute-force enumeration in numpy; the cluster-extent and cluster-mass
 # p maps (-c/-C 2.3) equal the same enumeration labelled by scipy.ndimage (26-connectivity); an F test over three
-# groups (design.fts) equals scipy's f_oneway, its p values the enumeration of all 4200 relabellings. Seeds reproduce random permutations. Bad
+# groups (design.fts) equals scipy's f_oneway, its p values the enumeration of all 4200 relabellings; TFCE (-T) equals
+# a numpy/scipy.ndimage TFCE of the same map and its FWE p maps the enumeration's. Seeds reproduce random permutations. Bad
 # input gives a clear error, a non-zero exit and no output file.
 #   usage: randomise_checks.sh RTFMRI WORK_DIR
 set -uo pipefail
@@ -25,7 +26,7 @@ printf '/NumWaves 2\n/NumContrasts 1\n/Matrix\n0 0\n' >"$WORK/empty.fts"
 D=$WORK
 
 expect_ok "one-sample: all 1024 sign flips, exhaustively" 'exhaustive: all 1024' \
-  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/one" -1 -x -c 2.3 -C 2.3 -m "$D/mask.nii"
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/one" -1 -x -c 2.3 -C 2.3 -T -m "$D/mask.nii"
 if "$PY" "$DATA_PY" onesample "$D" "$D/one"; then pass "one-sample t = scipy, p and cluster p = enumeration"; else fail "one-sample maps"; fi
 expect_ok "two groups: all 252 relabellings, exhaustively" 'exhaustive: all 252' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/two" -d "$D/design.mat" -t "$D/design.con" -x -m "$D/mask.nii"
@@ -70,8 +71,6 @@ expect_error "a cluster threshold must be positive" 'cluster-forming threshold m
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -c 0
 expect_error "an F test selecting nothing" 'selects no contrast' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -d "$D/design3.mat" -t "$D/design3.con" -f "$D/empty.fts" -x
-expect_error "TFCE says it is not there yet" 'not implemented' \
-  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -T
 if ls "$D"/bad* >/dev/null 2>&1; then fail "a refused command left an output file"; else pass "refused commands wrote nothing"; fi
 
 echo "$failures failure(s)"
