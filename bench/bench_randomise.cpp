@@ -18,6 +18,7 @@
 #include "core/permutation/clusters.hpp"
 #include "core/permutation/permutation_set.hpp"
 #include "core/permutation/t_contrast_model.hpp"
+#include "core/permutation/tfce.hpp"
 #include "core/permutation/voxel_permutation.hpp"
 
 int main(int argc, char** argv) {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
                            design_kind = "one-sample";
   int subjects = 49, permutations = 10000, runs = 5;
   double cluster = 0.0, fwhm = 0.0;
+  bool with_tfce = false;
   CLI::App app("rtfmri permutation benchmark: voxel-wise max-T, JSON line");
   app.add_option("--device", device_spec, "OpenCL device spec (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
   app.add_option("--mask", mask_path, "Brain image whose non-zero voxels are tested")->capture_default_str();
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--runs", runs, "Timed runs")->capture_default_str();
   app.add_option("--fwhm", fwhm, "Smooth each subject's noise by this FWHM (mm; realistic clusters)");
+  app.add_flag("--tfce", with_tfce, "Also TFCE (E 0.5, H 2, 26-connected, dh = the observed largest t / 100)");
   app.add_option("--cluster", cluster, "Also cluster extent and mass at this t (randomise -c/-C), 26-connected");
   CLI11_PARSE(app, argc, argv);
 
@@ -77,17 +80,33 @@ int main(int argc, char** argv) {
   const rtf::PermutationSet set = rtf::make_permutation_set(kind, subjects, permutations, 1, {}, &design);
   rtf::remove_nuisance(model, data, voxels);
   std::unique_ptr<rtf::ClusterStatistics> clusters;
+  std::unique_ptr<rtf::TfceStatistics> tfce;
   constexpr int kClusterBlock = 64;
   std::vector<int64_t> max_extent(static_cast<size_t>(set.count));
+  std::vector<float> max_tfce(static_cast<size_t>(set.count));
   rtf::PermutationMaps consume;
+  std::vector<uint8_t> inside(mask.volume(0).size());
+  for (size_t i = 0; i < inside.size(); ++i) inside[i] = mask.volume(0)[i] != 0.0f ? 1 : 0;
   if (cluster > 0.0) {
-    std::vector<uint8_t> inside(mask.volume(0).size());
-    for (size_t i = 0; i < inside.size(); ++i) inside[i] = mask.volume(0)[i] != 0.0f ? 1 : 0;
-    clusters =
-        std::make_unique<rtf::ClusterStatistics>(*device, mask.header().dims, std::move(inside), 26, kClusterBlock);
+    clusters = std::make_unique<rtf::ClusterStatistics>(*device, mask.header().dims, inside, 26, kClusterBlock);
+  }
+  float dh = 0.0f;
+  if (with_tfce) {
+    tfce = std::make_unique<rtf::TfceStatistics>(*device, mask.header().dims, inside, 26, kClusterBlock);
+    const rtf::VoxelPermutationResult observed = rtf::voxel_permutation_test(
+        *device, model, rtf::make_permutation_set(kind, subjects, 1, 1, {}, &design), data, voxels);
+    dh = std::max(*std::max_element(observed.t.begin(), observed.t.end()), 1.0f) / 100.0f;
+  }
+  if (clusters || tfce) {
     consume = [&](const rtf::DeviceBuffer<float>& maps, int first, int count) {
-      const rtf::ClusterMaxima m = clusters->maxima(maps, count, static_cast<float>(cluster));
-      std::copy(m.extent.begin(), m.extent.end(), max_extent.begin() + first);
+      if (clusters) {
+        const rtf::ClusterMaxima m = clusters->maxima(maps, count, static_cast<float>(cluster));
+        std::copy(m.extent.begin(), m.extent.end(), max_extent.begin() + first);
+      }
+      if (tfce) {
+        const std::vector<float> m = tfce->maxima(maps, count, dh);
+        std::copy(m.begin(), m.end(), max_tfce.begin() + first);
+      }
     };
   }
   std::vector<double> ms;
@@ -95,7 +114,7 @@ int main(int argc, char** argv) {
   for (int run = 0; run <= runs; ++run) {
     const auto t0 = std::chrono::steady_clock::now();
     const rtf::VoxelPermutationResult r =
-        rtf::voxel_permutation_test(*device, model, set, data, voxels, {}, consume, clusters ? kClusterBlock : 128);
+        rtf::voxel_permutation_test(*device, model, set, data, voxels, {}, consume, consume ? kClusterBlock : 128);
     const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (run > 0) ms.push_back(elapsed);
     t_max = *std::max_element(r.t.begin(), r.t.end());
@@ -117,6 +136,9 @@ int main(int argc, char** argv) {
                          {"t_max", t_max},
                          {"cluster_threshold", cluster},
                          {"fwhm_mm", fwhm},
+                         {"tfce", with_tfce},
+                         {"tfce_dh", dh},
+                         {"largest_null_tfce", *std::max_element(max_tfce.begin(), max_tfce.end())},
                          {"largest_null_cluster", *std::max_element(max_extent.begin(), max_extent.end())}};
   fmt::print("{}\n", line.dump());
   return 0;
