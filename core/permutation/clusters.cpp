@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/device/launch.hpp"
+#include "core/permutation/mask_neighbours.hpp"
 
 namespace rtf {
 
@@ -19,67 +20,21 @@ namespace {
 constexpr size_t kWorkGroup = 128;
 constexpr double kFixedScale = 16777216.0;  // 2^24, as FIXED_SCALE in the kernel
 
-// The neighbour offsets (dx, dy, dz) that precede a voxel in the grid (x fastest): half of the neighbourhood, since
-// each adjacent pair is joined once, from its later voxel.
-std::vector<std::array<int, 3>> preceding_offsets(int connectivity) {
-  const int reach = connectivity == 6 ? 1 : connectivity == 18 ? 2 : 3;  // largest |dx| + |dy| + |dz|
-  std::vector<std::array<int, 3>> offsets;
-  for (int dz = -1; dz <= 1; ++dz) {
-    for (int dy = -1; dy <= 1; ++dy) {
-      for (int dx = -1; dx <= 1; ++dx) {
-        const int steps = std::abs(dx) + std::abs(dy) + std::abs(dz);
-        const bool precedes = dz < 0 || (dz == 0 && (dy < 0 || (dy == 0 && dx < 0)));
-        if (steps >= 1 && steps <= reach && precedes) offsets.push_back({dx, dy, dz});
-      }
-    }
-  }
-  return offsets;
-}
-
 }  // namespace
 
 ClusterStatistics::ClusterStatistics(Device& device, std::array<int64_t, 3> dims, std::vector<uint8_t> mask,
                                      int connectivity, int max_batch)
     : device_(device), max_batch_(max_batch) {
-  if (connectivity != 6 && connectivity != 18 && connectivity != 26) {
-    throw std::invalid_argument(fmt::format("clusters: connectivity {} (6, 18 or 26)", connectivity));
-  }
   if (max_batch < 1) throw std::invalid_argument(fmt::format("clusters: max_batch {} must be >= 1", max_batch));
-  const auto [nx, ny, nz] = dims;
-  if (nx < 1 || ny < 1 || nz < 1 || nx * ny > std::numeric_limits<int32_t>::max() / nz) {
-    throw std::invalid_argument(fmt::format("clusters: grid {}x{}x{}", nx, ny, nz));
-  }
-  const auto grid = static_cast<size_t>(nx * ny * nz);
-  if (mask.size() != grid) {
-    throw std::invalid_argument(
-        fmt::format("clusters: mask of {} voxels for a {}x{}x{} grid", mask.size(), nx, ny, nz));
-  }
-  std::vector<int32_t> index(grid, -1);  // full grid -> mask index
-  for (size_t i = 0; i < grid; ++i) {
-    if (mask[i] != 0) index[i] = static_cast<int32_t>(voxels_++);
-  }
-  if (voxels_ == 0) throw std::invalid_argument("clusters: the mask is empty");
-
-  const auto offsets = preceding_offsets(connectivity);
-  std::vector<int32_t> table(offsets.size() * voxels_, -1);
-  for (int64_t z = 0; z < nz; ++z) {
-    for (int64_t y = 0; y < ny; ++y) {
-      for (int64_t x = 0; x < nx; ++x) {
-        const int32_t v = index[static_cast<size_t>(x + nx * (y + ny * z))];
-        if (v < 0) continue;
-        for (size_t k = 0; k < offsets.size(); ++k) {
-          const int64_t a = x + offsets[k][0], b = y + offsets[k][1], c = z + offsets[k][2];
-          if (a < 0 || b < 0 || c < 0 || a >= nx || b >= ny || c >= nz) continue;
-          table[k * voxels_ + static_cast<size_t>(v)] = index[static_cast<size_t>(a + nx * (b + ny * c))];
-        }
-      }
-    }
-  }
+  MaskNeighbours neighbours =
+      mask_neighbours(dims, mask, connectivity, NeighbourSet::kPreceding, NeighbourLayout::kNeighbourMajor, "clusters");
+  voxels_ = neighbours.voxels;
+  const std::vector<int32_t>& table = neighbours.table;
 
   groups_ = (voxels_ + kWorkGroup - 1) / kWorkGroup;
   // Each voxel adds at most 2^63 / V in fixed point, so that a sum over all V voxels stays below 2^63.
   cap_ = static_cast<float>(std::ldexp(1.0, 39) / static_cast<double>(voxels_));
-  const std::vector<std::string> defines{fmt::format("K={}", offsets.size()), fmt::format("WG={}", kWorkGroup)};
+  const std::vector<std::string> defines{fmt::format("K={}", neighbours.offsets), fmt::format("WG={}", kWorkGroup)};
   init_ = device.kernel("connected_components.cl", "cluster_init", defines);
   merge_ = device.kernel("connected_components.cl", "cluster_merge", defines);
   resolve_ = device.kernel("connected_components.cl", "cluster_resolve", defines);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/device/launch.hpp"
+#include "core/permutation/mask_neighbours.hpp"
 
 namespace rtf {
 
@@ -20,67 +21,24 @@ namespace {
 constexpr size_t kWorkGroup = 128;
 constexpr int kLocalLevels = 256;  // LB: levels counted in local memory before the global atomics
 
-// Every neighbour offset (dx, dy, dz) of a voxel: 6 faces, 18 with edges, 26 with corners.
-std::vector<std::array<int, 3>> neighbour_offsets(int connectivity) {
-  const int reach = connectivity == 6 ? 1 : connectivity == 18 ? 2 : 3;  // largest |dx| + |dy| + |dz|
-  std::vector<std::array<int, 3>> offsets;
-  for (int dz = -1; dz <= 1; ++dz) {
-    for (int dy = -1; dy <= 1; ++dy) {
-      for (int dx = -1; dx <= 1; ++dx) {
-        const int steps = std::abs(dx) + std::abs(dy) + std::abs(dz);
-        if (steps >= 1 && steps <= reach) offsets.push_back({dx, dy, dz});
-      }
-    }
-  }
-  return offsets;
-}
-
 }  // namespace
 
 TfceStatistics::TfceStatistics(Device& device, std::array<int64_t, 3> dims, std::vector<uint8_t> mask, int connectivity,
                                int max_batch, double E, double H)
     : device_(device), max_batch_(max_batch), E_(E), H_(H) {
-  if (connectivity != 6 && connectivity != 18 && connectivity != 26) {
-    throw std::invalid_argument(fmt::format("TFCE: connectivity {} (6, 18 or 26)", connectivity));
-  }
   if (max_batch < 1) throw std::invalid_argument(fmt::format("TFCE: max_batch {} must be >= 1", max_batch));
   if (!std::isfinite(E) || !std::isfinite(H) || E < 0.0 || H < 0.0) {
     throw std::invalid_argument(fmt::format("TFCE: E = {} and H = {} must be finite and >= 0", E, H));
   }
-  const auto [nx, ny, nz] = dims;
-  if (nx < 1 || ny < 1 || nz < 1 || nx * ny > std::numeric_limits<int32_t>::max() / nz) {
-    throw std::invalid_argument(fmt::format("TFCE: grid {}x{}x{}", nx, ny, nz));
-  }
-  const auto grid = static_cast<size_t>(nx * ny * nz);
-  if (mask.size() != grid) {
-    throw std::invalid_argument(fmt::format("TFCE: mask of {} voxels for a {}x{}x{} grid", mask.size(), nx, ny, nz));
-  }
-  std::vector<int32_t> index(grid, -1);  // full grid -> mask index
-  for (size_t i = 0; i < grid; ++i) {
-    if (mask[i] != 0) index[i] = static_cast<int32_t>(voxels_++);
-  }
-  if (voxels_ == 0) throw std::invalid_argument("TFCE: the mask is empty");
-
-  const auto offsets = neighbour_offsets(connectivity);
-  std::vector<int32_t> table(offsets.size() * voxels_, -1);
-  for (int64_t z = 0; z < nz; ++z) {
-    for (int64_t y = 0; y < ny; ++y) {
-      for (int64_t x = 0; x < nx; ++x) {
-        const int32_t v = index[static_cast<size_t>(x + nx * (y + ny * z))];
-        if (v < 0) continue;
-        for (size_t k = 0; k < offsets.size(); ++k) {
-          const int64_t a = x + offsets[k][0], b = y + offsets[k][1], c = z + offsets[k][2];
-          if (a < 0 || b < 0 || c < 0 || a >= nx || b >= ny || c >= nz) continue;
-          table[static_cast<size_t>(v) * offsets.size() + k] = index[static_cast<size_t>(a + nx * (b + ny * c))];
-        }
-      }
-    }
-  }
+  MaskNeighbours neighbours =
+      mask_neighbours(dims, mask, connectivity, NeighbourSet::kAll, NeighbourLayout::kVoxelMajor, "TFCE");
+  voxels_ = neighbours.voxels;
+  const std::vector<int32_t>& table = neighbours.table;
   std::vector<float> power(voxels_ + 1);
   for (size_t e = 0; e <= voxels_; ++e) power[e] = static_cast<float>(std::pow(static_cast<double>(e), E));
 
   groups_ = (voxels_ + kWorkGroup - 1) / kWorkGroup;
-  std::vector<std::string> defines{fmt::format("K={}", offsets.size()), fmt::format("WG={}", kWorkGroup),
+  std::vector<std::string> defines{fmt::format("K={}", neighbours.offsets), fmt::format("WG={}", kWorkGroup),
                                    fmt::format("MB={}", max_batch), fmt::format("KMAX={}", kMaxThresholds),
                                    fmt::format("LB={}", kLocalLevels)};
   merge_per_voxel_ = device.info().is_cpu();

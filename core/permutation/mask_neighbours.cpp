@@ -1,0 +1,64 @@
+// Mask indices and neighbour tables of a grid (mask_neighbours.hpp).
+#include "core/permutation/mask_neighbours.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+
+namespace rtf {
+
+MaskNeighbours mask_neighbours(std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask, int connectivity,
+                               NeighbourSet set, NeighbourLayout layout, const std::string& what) {
+  if (connectivity != 6 && connectivity != 18 && connectivity != 26) {
+    throw std::invalid_argument(fmt::format("{}: connectivity {} (6, 18 or 26)", what, connectivity));
+  }
+  const auto [nx, ny, nz] = dims;
+  if (nx < 1 || ny < 1 || nz < 1 || nx * ny > std::numeric_limits<int32_t>::max() / nz) {
+    throw std::invalid_argument(fmt::format("{}: grid {}x{}x{}", what, nx, ny, nz));
+  }
+  const auto grid = static_cast<size_t>(nx * ny * nz);
+  if (mask.size() != grid) {
+    throw std::invalid_argument(
+        fmt::format("{}: mask of {} voxels for a {}x{}x{} grid", what, mask.size(), nx, ny, nz));
+  }
+  MaskNeighbours out;
+  std::vector<int32_t> index(grid, -1);  // full grid -> mask index
+  for (size_t i = 0; i < grid; ++i) {
+    if (mask[i] != 0) index[i] = static_cast<int32_t>(out.voxels++);
+  }
+  if (out.voxels == 0) throw std::invalid_argument(fmt::format("{}: the mask is empty", what));
+
+  const int reach = connectivity == 6 ? 1 : connectivity == 18 ? 2 : 3;  // largest |dx| + |dy| + |dz|
+  std::vector<std::array<int, 3>> offsets;
+  for (int dz = -1; dz <= 1; ++dz) {
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int steps = std::abs(dx) + std::abs(dy) + std::abs(dz);
+        const bool precedes = dz < 0 || (dz == 0 && (dy < 0 || (dy == 0 && dx < 0)));
+        if (steps >= 1 && steps <= reach && (set == NeighbourSet::kAll || precedes)) offsets.push_back({dx, dy, dz});
+      }
+    }
+  }
+  out.offsets = offsets.size();
+  out.table.assign(out.offsets * out.voxels, -1);
+  for (int64_t z = 0; z < nz; ++z) {
+    for (int64_t y = 0; y < ny; ++y) {
+      for (int64_t x = 0; x < nx; ++x) {
+        const int32_t v = index[static_cast<size_t>(x + nx * (y + ny * z))];
+        if (v < 0) continue;
+        for (size_t k = 0; k < offsets.size(); ++k) {
+          const int64_t a = x + offsets[k][0], b = y + offsets[k][1], c = z + offsets[k][2];
+          if (a < 0 || b < 0 || c < 0 || a >= nx || b >= ny || c >= nz) continue;
+          const size_t slot = layout == NeighbourLayout::kNeighbourMajor ? k * out.voxels + static_cast<size_t>(v)
+                                                                         : static_cast<size_t>(v) * out.offsets + k;
+          out.table[slot] = index[static_cast<size_t>(a + nx * (b + ny * c))];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace rtf
