@@ -1,10 +1,14 @@
 // `rtfmri glm BOLD --events FILE --contrast NAME=EXPR --out PREFIX`: the first-level GLM of a 4D NIfTI with the live
 // GLM's kernels: SPM's design from a BIDS events.tsv, optional confounds and AR(1) prewhitening; writes the design,
-// betas, residual variance, mask and per contrast the estimate and t (or F) map. docs/algorithms/glm.md.
+// betas, residual variance, mask and per contrast the estimate and t (or F) map. docs/algorithms/glm.md. With
+// `--noise arP`, the AR(P) GLM (Cochrane-Orcutt, smoothed AR maps), and with `--permutations N` the first-level
+// permutation test of Eklund et al. 2012 (docs/algorithms/glm_ar.md).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,9 +17,12 @@
 #include "core/design/confounds.hpp"
 #include "core/design/contrast.hpp"
 #include "core/design/design_matrix.hpp"
+#include "core/glm/ar_glm.hpp"
 #include "core/glm/series_glm.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/atomic_file.hpp"
 #include "core/mask/brain_mask.hpp"
+#include "core/permutation/first_level_permutation.hpp"
 
 namespace {
 
@@ -26,7 +33,15 @@ struct GlmCli {
   int poly = -1;
   int microtime_onset = 8;
   bool no_mask = false;
+  // AR(P) noise and the permutation test (docs/algorithms/glm_ar.md).
+  std::string noise = "ols", permute_mode = "permute";
+  int ar_iterations = 3, permutations = 0, connectivity = 26, batch = 16;
+  double ar_fwhm = 6.0, fwhm = 0.0, cluster_threshold = 3.1;
+  std::vector<std::string> inference{"voxel"};
+  uint64_t seed = 0;
 };
+
+int ar_order(const GlmCli& c) { return c.noise == "ols" ? 0 : c.noise.back() - '0'; }
 
 // Contrast names become file-name-safe: letters and digits kept, '-' -> "Minus", '+' -> "Plus", others dropped.
 std::string file_safe(const std::string& name) {
@@ -93,9 +108,164 @@ std::pair<int64_t, double> summarize(const rtf::Image& map, double threshold, bo
   return {above, peak};
 }
 
+void write_masked(const std::string& path, const rtf::ImageHeader& grid, const std::vector<int32_t>& voxels,
+                  const std::vector<double>& values) {
+  rtf::ImageHeader h = grid;
+  h.num_volumes = 1;
+  h.tr_s = 0.0;
+  rtf::Image image(h, 0.0f);
+  for (size_t i = 0; i < voxels.size(); ++i) image.data()[static_cast<size_t>(voxels[i])] = static_cast<float>(values[i]);
+  rtf::write_nifti(path, image);
+}
+
+template <typename T>
+void write_null(const std::string& path, const std::vector<T>& values) {
+  std::string text;
+  for (const T& v : values) text += fmt::format("{:.9g}\n", static_cast<double>(v));
+  rtf::write_text_atomically(path, text);
+}
+
+// --noise arP [--permutations N]: the AR(P) GLM of the (optionally smoothed) series, then the permutation test.
+void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const rtf::DesignMatrix& design,
+            const rtf::DesignOptions& options, const std::vector<rtf::GlmContrast>& contrasts,
+            const std::vector<uint8_t>& mask, const rtf::cli::Stopwatch& clock) {
+  using namespace rtf;
+  const ArGlmOptions ar{.order = ar_order(c), .iterations = c.ar_iterations, .ar_fwhm_mm = c.ar_fwhm};
+  const ArGlmImages fit = fit_ar_glm_series(device, bold, design.x, contrasts, mask, ar, c.fwhm);
+  write_nifti(c.out + "_beta.nii.gz", fit.beta);
+  write_nifti(c.out + "_sigma2.nii.gz", fit.sigma2);
+  write_nifti(c.out + "_ar.nii.gz", fit.rho);
+  {
+    ImageHeader h = bold.header();
+    h.num_volumes = 1;
+    Image m(h);
+    std::copy(mask.begin(), mask.end(), m.data().begin());
+    write_nifti(c.out + "_mask.nii.gz", m);
+  }
+  fmt::print("glm: {} volumes, {} columns (rank {}), AR({}) noise, {} Cochrane-Orcutt fit(s), AR maps smoothed {} mm, "
+             "data smoothed {} mm, {} residual dof\n",
+             bold.nt(), design.x.cols(), fit.model.rank, ar.order, ar.iterations, ar.ar_fwhm_mm, c.fwhm,
+             fit.model.dof);
+  nlohmann::json summary{{"bold", c.bold},
+                         {"events", c.events},
+                         {"tr_s", options.tr_s},
+                         {"columns", design.names()},
+                         {"rank", fit.model.rank},
+                         {"dof", fit.model.dof},
+                         {"noise", c.noise},
+                         {"ar_iterations", ar.iterations},
+                         {"ar_fwhm_mm", ar.ar_fwhm_mm},
+                         {"fwhm_mm", c.fwhm},
+                         {"contrasts", nlohmann::json::array()}};
+  const size_t volume = static_cast<size_t>(bold.header().voxels_per_volume());
+  for (size_t k = 0; k < contrasts.size(); ++k) {
+    const GlmContrast& con = contrasts[k];
+    const std::string base = c.out + "_contrast-" + file_safe(con.name);
+    nlohmann::json entry{{"name", con.name}, {"estimable", bool(fit.model.statistics[k].estimable)}};
+    if (!fit.model.statistics[k].estimable) spdlog::warn("contrast {} is not estimable from this design", con.name);
+    if (!con.is_f()) {
+      ImageHeader h = bold.header();
+      h.num_volumes = 1;
+      Image effect(h, std::numeric_limits<float>::quiet_NaN());
+      for (size_t v = 0; v < volume; ++v) {
+        double e = 0.0;
+        for (Eigen::Index j = 0; j < con.weights.cols(); ++j) {
+          e += con.weights(0, j) * fit.beta.data()[static_cast<size_t>(j) * volume + v];
+        }
+        effect.data()[v] = static_cast<float>(e);
+      }
+      write_nifti(base + "_stat-effect.nii.gz", effect);
+      write_nifti(base + "_stat-t.nii.gz", fit.statistics[k]);
+      const auto [above, peak] = summarize(fit.statistics[k], c.threshold, true);
+      fmt::print("  {} (t): max |t| {:.2f}, {} voxels with |t| > {}\n", con.name, peak, above, c.threshold);
+      entry.update({{"type", "t"}, {"max_abs_t", peak}, {"voxels_above", above}});
+    } else {
+      write_nifti(base + "_stat-F.nii.gz", fit.statistics[k]);
+      const auto [above, peak] = summarize(fit.statistics[k], c.threshold * c.threshold, false);
+      fmt::print("  {} (F): max F {:.2f}, {} voxels with F > {:.2f}\n", con.name, peak, above,
+                 c.threshold * c.threshold);
+      entry.update({{"type", "F"}, {"max_f", peak}});
+    }
+    summary["contrasts"].push_back(entry);
+  }
+  if (c.permutations > 0) {
+    FirstLevelPermutationOptions po;
+    po.ar = ar;
+    po.fwhm_mm = c.fwhm;
+    po.kind = c.permute_mode == "signflip" ? PermutationKind::kSignFlip : PermutationKind::kPermute;
+    po.permutations = c.permutations;
+    po.seed = c.seed;
+    const auto wants = [&](const char* name) { return std::find(c.inference.begin(), c.inference.end(), name) != c.inference.end(); };
+    po.cluster_extent = wants("cluster-extent");
+    po.cluster_mass = wants("cluster-mass");
+    po.tfce = wants("tfce");
+    po.cluster_threshold = c.cluster_threshold;
+    po.connectivity = c.connectivity;
+    po.max_batch = c.batch;
+    const cli::Stopwatch perm_clock;
+    double last_log = 0.0;
+    const auto progress = [&](int done, int total) {
+      const double s = perm_clock.seconds();
+      if (s - last_log < 1.0 && done < total) return;
+      last_log = s;
+      spdlog::info("permutations: {}/{}, {:.1f} s, about {:.0f} s left", done, total, s, s / done * (total - done));
+    };
+    const FirstLevelPermutationResult r =
+        first_level_permutation_test(device, bold, design.x, contrasts, mask, po, progress);
+    const ImageHeader& grid = bold.header();
+    for (size_t k = 0; k < contrasts.size(); ++k) {
+      const FirstLevelContrastResult& cr = r.contrasts[k];
+      const std::string base = c.out + "_contrast-" + file_safe(contrasts[k].name);
+      write_masked(base + "_vox_corrp.nii.gz", grid, r.voxels, cr.vox_corrp);
+      write_null(base + "_null_vox.txt", cr.max_null);
+      size_t significant = 0;
+      for (double x : cr.vox_corrp) significant += x >= 0.95 ? 1 : 0;
+      nlohmann::json inference{{"permutations", r.count},
+                               {"exhaustive", r.exhaustive},
+                               {"mode", c.permute_mode},
+                               {"seed", c.seed},
+                               {"fwe_voxels", significant}};
+      if (!cr.clustere_corrp.empty()) {
+        write_masked(base + "_clustere_corrp.nii.gz", grid, r.voxels, cr.clustere_corrp);
+        write_null(base + "_null_clustere.txt", cr.max_extent);
+      }
+      if (!cr.clusterm_corrp.empty()) {
+        write_masked(base + "_clusterm_corrp.nii.gz", grid, r.voxels, cr.clusterm_corrp);
+        write_null(base + "_null_clusterm.txt", cr.max_mass);
+      }
+      if (!cr.max_extent.empty()) {
+        inference["cluster_threshold"] = c.cluster_threshold;
+        inference["clusters"] = cr.clusters;
+      }
+      if (!cr.tfce.empty()) {
+        write_masked(base + "_tfce.nii.gz", grid, r.voxels, std::vector<double>(cr.tfce.begin(), cr.tfce.end()));
+        write_masked(base + "_tfce_corrp.nii.gz", grid, r.voxels, cr.tfce_corrp);
+        write_null(base + "_null_tfce.txt", cr.max_tfce);
+        inference["tfce_dh"] = cr.dh;
+      }
+      fmt::print("  {}: {} voxel(s) at FWE p <= 0.05 of {} permutations\n", contrasts[k].name, significant, r.count);
+      summary["contrasts"][k]["permutation"] = inference;
+    }
+    summary["permutation_seconds"] = perm_clock.seconds();
+  }
+  summary["seconds"] = clock.seconds();
+  write_text_atomically(c.out + "_glm.json", summary.dump(2) + "\n");
+  fmt::print("wrote {}_design.tsv, _beta, _sigma2, _ar, _mask, _contrast-*.nii.gz, _glm.json ({:.2f} s)\n", c.out,
+             clock.seconds());
+}
+
 void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf;
   const cli::Stopwatch clock;
+  if (ar_order(c) > 0 && c.ar1 != 0.0) throw std::invalid_argument("--ar1 fixes an AR(1) coefficient: not with --noise");
+  if (ar_order(c) == 0 && (c.permutations > 0 || c.fwhm > 0)) {
+    throw std::invalid_argument("--permutations and --fwhm need --noise ar1..ar4");
+  }
+  for (const std::string& i : c.inference) {
+    if (i != "voxel" && i != "cluster-extent" && i != "cluster-mass" && i != "tfce") {
+      throw std::invalid_argument(fmt::format("--inference {}: voxel, cluster-extent, cluster-mass or tfce", i));
+    }
+  }
   const Image bold = read_nifti(c.bold);
   if (bold.nt() < 3) throw std::invalid_argument(fmt::format("{}: a GLM needs a 4D series", c.bold));
   const EventsTable events = read_events_tsv(c.events);
@@ -116,6 +286,12 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     mask = std::move(inside);
   } else if (!c.no_mask) {
     mask = compute_brain_mask(*device, bold, {.volume = -1}).inside;
+  }
+  if (ar_order(c) > 0) {
+    std::vector<uint8_t> inside = mask ? *mask : std::vector<uint8_t>(static_cast<size_t>(bold.header().voxels_per_volume()), 1);
+    write_design(c.out + "_design.tsv", design);
+    run_ar(c, *device, bold, design, options, contrasts, inside, clock);
+    return;
   }
   const SeriesGlmResult r = fit_series_glm(*device, bold, design, contrasts, c.ar1, mask);
   write_design(c.out + "_design.tsv", design);
@@ -198,6 +374,44 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::ExistingFile);
   cmd->add_flag("--no-mask", c->no_mask, "Fit every voxel");
   cmd->add_option("--threshold", c->threshold, "|t| threshold for the printed summary (F: its square)")
+      ->capture_default_str();
+  cmd->add_option("--noise", c->noise,
+                  "ols, or arP (P = 1..4): per-voxel AR(P) by Cochrane-Orcutt as statsmodels' GLSAR, AR maps smoothed "
+                  "(BROCCOLI's ar4); also writes PREFIX_ar.nii.gz (docs/algorithms/glm_ar.md)")
+      ->check(CLI::IsMember({"ols", "ar1", "ar2", "ar3", "ar4"}))
+      ->capture_default_str();
+  cmd->add_option("--ar-iterations", c->ar_iterations, "Cochrane-Orcutt fits (GLSAR's maxiter)")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
+  cmd->add_option("--ar-fwhm", c->ar_fwhm, "FWHM in mm of the AR maps' smoothing inside the mask (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--fwhm", c->fwhm,
+                  "Smooth the data (inside the mask) before the AR fit, and every permutation's surrogate likewise "
+                  "(mm; 0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--permutations", c->permutations,
+                  "First-level permutation test with N rearrangements (Eklund et al. 2012: whiten, permute, re-colour, "
+                  "smooth, fit); needs --noise arP")
+      ->check(CLI::Range(0, 10000000));
+  cmd->add_option("--inference", c->inference,
+                  "voxel, cluster-extent, cluster-mass, tfce (repeatable): PREFIX_contrast-NAME_{vox,clustere,clusterm,"
+                  "tfce}_corrp.nii.gz (1 - FWE p) and _null_*.txt")
+      ->capture_default_str();
+  cmd->add_option("--cluster-threshold", c->cluster_threshold, "Cluster-forming t for cluster inference")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--permute-mode", c->permute_mode, "Rearrange the whitened residuals' time points, or flip their signs")
+      ->check(CLI::IsMember({"permute", "signflip"}))
+      ->capture_default_str();
+  cmd->add_option("--seed", c->seed, "Seed of the permutations (the same seed, the same permutations on every device)")
+      ->capture_default_str();
+  cmd->add_option("--connectivity", c->connectivity, "Cluster and TFCE neighbourhood: 6, 18 or 26")
+      ->check(CLI::IsMember({6, 18, 26}))
+      ->capture_default_str();
+  cmd->add_option("--batch", c->batch, "Surrogate data sets per device launch (memory: batch x the series x 3)")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->callback([c, &globals] { run(*c, globals); });
 }

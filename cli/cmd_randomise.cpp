@@ -14,6 +14,7 @@
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/permutation/clusters.hpp"
+#include "core/permutation/fwe.hpp"
 #include "core/permutation/permutation_set.hpp"
 #include "core/permutation/t_contrast_model.hpp"
 #include "core/permutation/tfce.hpp"
@@ -80,22 +81,6 @@ void write_map(const std::string& path, const rtf::ImageHeader& grid, const std:
   auto out = image.volume(0);
   for (size_t i = 0; i < voxels.size(); ++i) out[static_cast<size_t>(voxels[i])] = static_cast<float>(values[i]);
   rtf::write_nifti(path, image);
-}
-
-// 1 - p of each voxel's cluster against the null of the largest cluster (extent or mass) per rearrangement, 0 outside
-// clusters: the fraction of rearrangements whose largest cluster is at least the voxel's (relative slack 1e-6 for
-// masses, which are fixed-point sums on the device).
-template <typename T>
-std::vector<double> cluster_corrected(const std::vector<T>& voxel_value, std::vector<T> null, double slack) {
-  std::sort(null.begin(), null.end());
-  std::vector<double> out(voxel_value.size(), 0.0);
-  for (size_t i = 0; i < voxel_value.size(); ++i) {
-    if (voxel_value[i] <= T{0}) continue;
-    const T bound = static_cast<T>(static_cast<double>(voxel_value[i]) * (1.0 - slack));
-    const auto at_or_above = null.end() - std::lower_bound(null.begin(), null.end(), bound);
-    out[i] = 1.0 - static_cast<double>(at_or_above) / static_cast<double>(null.size());
-  }
-  return out;
 }
 
 template <typename T>
@@ -328,7 +313,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     if (extent && cluster_test) {
       const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_extent));
       write_map(args.output + "_clustere_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                cluster_corrected(o.extent, max_extent, 0.0));
+                rtf::fwe_one_minus_p(o.extent, max_extent, 0.0));
       write_null(args.output + "_clustere_null_" + suffix + ".txt", max_extent);
       entry["clusters_extent"] = {{"threshold", args.cluster_extent},
                                   {"clusters", o.clusters},
@@ -339,7 +324,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     if (mass && cluster_test) {
       const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_mass));
       write_map(args.output + "_clusterm_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                cluster_corrected(o.mass, max_mass, 1e-6));
+                rtf::fwe_one_minus_p(o.mass, max_mass, 1e-6));
       write_null(args.output + "_clusterm_null_" + suffix + ".txt", max_mass);
       entry["clusters_mass"] = {{"threshold", args.cluster_mass},
                                 {"clusters", o.clusters},
@@ -351,7 +336,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
                 std::vector<double>(observed.begin(), observed.end()));
       // Float sums of up to ~100 terms on the device: a relative slack of 1e-4 keeps the identity's own maximum.
       write_map(args.output + "_tfce_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                cluster_corrected(observed, max_tfce, 1e-4));
+                rtf::fwe_one_minus_p(observed, max_tfce, 1e-4));
       write_null(args.output + "_tfce_null_" + suffix + ".txt", max_tfce);
       entry["tfce"] = {{"dh", dh}, {"max", max_tfce.empty() ? 0.0f : max_tfce[0]}};
     }

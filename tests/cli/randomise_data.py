@@ -6,45 +6,16 @@
   randomise_data.py twosample DIR PREFIX     checks PREFIX_* of the two-group design the same way
   randomise_data.py anova DIR PREFIX         checks PREFIX_fstat1 of three groups (F test) against scipy's f_oneway
 Exit 0 when every check holds; prints what it compared."""
-import gzip
 import itertools
-import struct
 import sys
 
 import numpy as np
 from scipy import ndimage, stats
 
+from nifti_min import read_nifti, write_nifti
+
 DIMS = (17, 19, 13)
 N = 10
-
-
-def write_nifti(path, data):
-    data = np.asarray(data, dtype="<f4")
-    shape = data.shape + (1,) * (4 - data.ndim)
-    hdr = bytearray(348)
-    struct.pack_into("<i", hdr, 0, 348)
-    struct.pack_into("<8h", hdr, 40, 4 if shape[3] > 1 else 3, *shape, 1, 1, 1)
-    struct.pack_into("<hh", hdr, 70, 16, 32)  # float32
-    struct.pack_into("<8f", hdr, 76, 1.0, 2.0, 2.0, 2.0, 1.0, 0, 0, 0)
-    struct.pack_into("<f", hdr, 108, 352.0)  # vox_offset
-    struct.pack_into("<f", hdr, 112, 1.0)  # scl_slope
-    struct.pack_into("<hh", hdr, 252, 0, 1)  # qform 0, sform scanner
-    struct.pack_into("<4f", hdr, 280, 2.0, 0, 0, -16.0)
-    struct.pack_into("<4f", hdr, 296, 0, 2.0, 0, -18.0)
-    struct.pack_into("<4f", hdr, 312, 0, 0, 2.0, -12.0)
-    hdr[344:348] = b"n+1\0"
-    with open(path, "wb") as f:
-        f.write(bytes(hdr) + b"\0\0\0\0" + data.reshape(shape, order="F").tobytes(order="F"))
-
-
-def read_nifti(path):
-    raw = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
-    dim = struct.unpack_from("<8h", raw, 40)
-    datatype = struct.unpack_from("<h", raw, 70)[0]
-    offset = int(struct.unpack_from("<f", raw, 108)[0])
-    assert datatype == 16, datatype
-    shape = tuple(d for d in dim[1 : dim[0] + 1])
-    return np.frombuffer(raw, dtype="<f4", offset=offset, count=int(np.prod(shape))).reshape(shape, order="F")
 
 
 def smooth(rng, shape):
