@@ -132,6 +132,7 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
   using namespace rtf;
   const ArGlmOptions ar{.order = ar_order(c), .iterations = c.ar_iterations, .ar_fwhm_mm = c.ar_fwhm};
   const ArGlmImages fit = fit_ar_glm_series(device, bold, design.x, contrasts, mask, ar, c.fwhm);
+  write_design(c.out + "_design.tsv", design);
   write_nifti(c.out + "_beta.nii.gz", fit.beta);
   write_nifti(c.out + "_sigma2.nii.gz", fit.sigma2);
   write_nifti(c.out + "_ar.nii.gz", fit.rho);
@@ -261,6 +262,7 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
   if (ar_order(c) == 0 && (c.permutations > 0 || c.fwhm > 0)) {
     throw std::invalid_argument("--permutations and --fwhm need --noise ar1..ar4");
   }
+  if (c.permutations == 1) throw std::invalid_argument("--permutations 1: a permutation test needs at least 2 permutations");
   for (const std::string& i : c.inference) {
     if (i != "voxel" && i != "cluster-extent" && i != "cluster-mass" && i != "tfce") {
       throw std::invalid_argument(fmt::format("--inference {}: voxel, cluster-extent, cluster-mass or tfce", i));
@@ -289,7 +291,6 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
   }
   if (ar_order(c) > 0) {
     std::vector<uint8_t> inside = mask ? *mask : std::vector<uint8_t>(static_cast<size_t>(bold.header().voxels_per_volume()), 1);
-    write_design(c.out + "_design.tsv", design);
     run_ar(c, *device, bold, design, options, contrasts, inside, clock);
     return;
   }

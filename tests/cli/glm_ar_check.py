@@ -5,13 +5,19 @@
 reads BOLD (4D NIfTI), PREFIX_design.tsv, PREFIX_contrast-*_stat-t / _stat-F and PREFIX_ar.nii.gz, and for every
 voxel whose series is not constant fits GLSAR(y, X, rho=ORDER).iterative_fit(maxiter=ITERATIONS, rtol=-1) (the early
 stop disabled): the t of column T_COLUMN, the F of the columns F_COLUMNS (comma-separated) and the AR coefficients of
-the last fit must agree. Exit 0 when they do; prints the largest differences."""
+the last fit must agree. Exit 0 when they do; prints the largest differences.
+
+  glm_ar_check.py --permutation PREFIX NAME PERMUTATIONS THRESHOLD
+checks the permutation outputs of contrast NAME: the null files hold PERMUTATIONS maxima with the observed first (the
+t map's maximum over the mask; the largest cluster of t > THRESHOLD as scipy.ndimage labels it, 26-connected), and
+the vox_corrp and clustere_corrp maps equal 1 - p recomputed from the t map, scipy.ndimage's clusters and the nulls."""
 import glob
 import sys
 import warnings
 
 import numpy as np
 import statsmodels.api as sm
+from scipy import ndimage
 
 from nifti_min import read_nifti
 
@@ -58,5 +64,53 @@ def main():
     return 0 if ok else 1
 
 
+def volume(path):
+    a = read_nifti(path)
+    return a[..., 0] if a.ndim == 4 else a
+
+
+def one_minus_p(values, null, slack):
+    null = np.sort(np.asarray(null, dtype=np.float64))
+    out = np.zeros(len(values))
+    for i, v in enumerate(values):
+        if v > 0:
+            out[i] = 1.0 - (len(null) - np.searchsorted(null, v * (1.0 - slack), side="left")) / len(null)
+    return out
+
+
+def permutation(prefix, name, permutations, threshold):
+    base = f"{prefix}_contrast-{name}"
+    t = volume(base + "_stat-t.nii.gz").astype(np.float64)
+    mask = volume(prefix + "_mask.nii.gz") != 0
+    null_vox = np.loadtxt(base + "_null_vox.txt")
+    null_ext = np.loadtxt(base + "_null_clustere.txt")
+    problems = []
+    if len(null_vox) != permutations or len(null_ext) != permutations:
+        problems.append(f"{len(null_vox)} and {len(null_ext)} null values for {permutations} permutations")
+    tm = np.where(mask, t, -np.inf)
+    if abs(null_vox[0] - np.nanmax(tm)) > 1e-5 * abs(null_vox[0]):
+        problems.append(f"first voxel null {null_vox[0]} is not the observed maximum {np.nanmax(tm)}")
+    labels, count = ndimage.label(mask & (np.nan_to_num(t) > threshold), structure=np.ones((3, 3, 3)))
+    sizes = np.bincount(labels.ravel())[1:] if count else np.zeros(0)
+    if int(null_ext[0]) != (int(sizes.max()) if count else 0):
+        problems.append(f"first extent null {null_ext[0]}, scipy.ndimage's largest cluster {sizes.max() if count else 0}")
+    vox = volume(base + "_vox_corrp.nii.gz")[mask]
+    expected_vox = one_minus_p(np.nan_to_num(t[mask], nan=-np.inf), null_vox, 1e-5)
+    ext = volume(base + "_clustere_corrp.nii.gz")[mask]
+    extent = np.where(labels > 0, np.concatenate([[0], sizes])[labels], 0)[mask]
+    expected_ext = one_minus_p(extent, null_ext, 0.0)
+    if np.max(np.abs(vox - expected_vox)) > 1e-6:
+        problems.append(f"vox_corrp differs from the recomputation by {np.max(np.abs(vox - expected_vox))}")
+    if np.max(np.abs(ext - expected_ext)) > 1e-6:
+        problems.append(f"clustere_corrp differs from the recomputation by {np.max(np.abs(ext - expected_ext))}")
+    print(f"{name}: {len(null_vox)} permutations, observed max t {null_vox[0]:.3f} (null 95th percentile "
+          f"{np.percentile(null_vox, 95):.3f}), {count} cluster(s) at t > {threshold}, largest {null_ext[0]:.0f}")
+    for p in problems:
+        print("FAILED:", p)
+    return 0 if not problems else 1
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--permutation":
+        sys.exit(permutation(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])))
     sys.exit(main())
