@@ -151,7 +151,7 @@ ArGlmReference fit_ar_glm(const Eigen::MatrixXd& data, std::array<int64_t, 3> di
     }
     if (i == iterations) break;
     // rho^(i), each map smoothed inside the mask in float as on the device.
-    if (false) {
+    if (ar_taps != nullptr) {
       for (Eigen::Index k = 0; k < p; ++k) {
         std::vector<float> map(static_cast<size_t>(v));
         for (Eigen::Index j = 0; j < v; ++j) map[static_cast<size_t>(j)] = static_cast<float>(next_rho(k, j));
