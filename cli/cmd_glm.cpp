@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -19,8 +19,8 @@
 #include "core/design/design_matrix.hpp"
 #include "core/glm/ar_glm.hpp"
 #include "core/glm/series_glm.hpp"
-#include "core/io/nifti_io.hpp"
 #include "core/io/atomic_file.hpp"
+#include "core/io/nifti_io.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "core/permutation/first_level_permutation.hpp"
 
@@ -41,7 +41,9 @@ struct GlmCli {
   uint64_t seed = 0;
 };
 
-int ar_order(const GlmCli& c) { return c.noise == "ols" ? 0 : c.noise.back() - '0'; }
+int ar_order(const GlmCli& c) {
+  return c.noise == "ols" ? 0 : c.noise.back() - '0';
+}
 
 // Contrast names become file-name-safe: letters and digits kept, '-' -> "Minus", '+' -> "Plus", others dropped.
 std::string file_safe(const std::string& name) {
@@ -114,7 +116,8 @@ void write_masked(const std::string& path, const rtf::ImageHeader& grid, const s
   h.num_volumes = 1;
   h.tr_s = 0.0;
   rtf::Image image(h, 0.0f);
-  for (size_t i = 0; i < voxels.size(); ++i) image.data()[static_cast<size_t>(voxels[i])] = static_cast<float>(values[i]);
+  for (size_t i = 0; i < voxels.size(); ++i)
+    image.data()[static_cast<size_t>(voxels[i])] = static_cast<float>(values[i]);
   rtf::write_nifti(path, image);
 }
 
@@ -143,10 +146,10 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
     std::copy(mask.begin(), mask.end(), m.data().begin());
     write_nifti(c.out + "_mask.nii.gz", m);
   }
-  fmt::print("glm: {} volumes, {} columns (rank {}), AR({}) noise, {} Cochrane-Orcutt fit(s), AR maps smoothed {} mm, "
-             "data smoothed {} mm, {} residual dof\n",
-             bold.nt(), design.x.cols(), fit.model.rank, ar.order, ar.iterations, ar.ar_fwhm_mm, c.fwhm,
-             fit.model.dof);
+  fmt::print(
+      "glm: {} volumes, {} columns (rank {}), AR({}) noise, {} Cochrane-Orcutt fit(s), AR maps smoothed {} mm, "
+      "data smoothed {} mm, {} residual dof\n",
+      bold.nt(), design.x.cols(), fit.model.rank, ar.order, ar.iterations, ar.ar_fwhm_mm, c.fwhm, fit.model.dof);
   nlohmann::json summary{{"bold", c.bold},
                          {"events", c.events},
                          {"tr_s", options.tr_s},
@@ -196,7 +199,9 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
     po.kind = c.permute_mode == "signflip" ? PermutationKind::kSignFlip : PermutationKind::kPermute;
     po.permutations = c.permutations;
     po.seed = c.seed;
-    const auto wants = [&](const char* name) { return std::find(c.inference.begin(), c.inference.end(), name) != c.inference.end(); };
+    const auto wants = [&](const char* name) {
+      return std::find(c.inference.begin(), c.inference.end(), name) != c.inference.end();
+    };
     po.cluster_extent = wants("cluster-extent");
     po.cluster_mass = wants("cluster-mass");
     po.tfce = wants("tfce");
@@ -258,11 +263,13 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
 void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf;
   const cli::Stopwatch clock;
-  if (ar_order(c) > 0 && c.ar1 != 0.0) throw std::invalid_argument("--ar1 fixes an AR(1) coefficient: not with --noise");
+  if (ar_order(c) > 0 && c.ar1 != 0.0)
+    throw std::invalid_argument("--ar1 fixes an AR(1) coefficient: not with --noise");
   if (ar_order(c) == 0 && (c.permutations > 0 || c.fwhm > 0)) {
     throw std::invalid_argument("--permutations and --fwhm need --noise ar1..ar4");
   }
-  if (c.permutations == 1) throw std::invalid_argument("--permutations 1: a permutation test needs at least 2 permutations");
+  if (c.permutations == 1)
+    throw std::invalid_argument("--permutations 1: a permutation test needs at least 2 permutations");
   for (const std::string& i : c.inference) {
     if (i != "voxel" && i != "cluster-extent" && i != "cluster-mass" && i != "tfce") {
       throw std::invalid_argument(fmt::format("--inference {}: voxel, cluster-extent, cluster-mass or tfce", i));
@@ -290,7 +297,8 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     mask = compute_brain_mask(*device, bold, {.volume = -1}).inside;
   }
   if (ar_order(c) > 0) {
-    std::vector<uint8_t> inside = mask ? *mask : std::vector<uint8_t>(static_cast<size_t>(bold.header().voxels_per_volume()), 1);
+    std::vector<uint8_t> inside =
+        mask ? *mask : std::vector<uint8_t>(static_cast<size_t>(bold.header().voxels_per_volume()), 1);
     run_ar(c, *device, bold, design, options, contrasts, inside, clock);
     return;
   }
@@ -403,7 +411,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--cluster-threshold", c->cluster_threshold, "Cluster-forming t for cluster inference")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--permute-mode", c->permute_mode, "Rearrange the whitened residuals' time points, or flip their signs")
+  cmd->add_option("--permute-mode", c->permute_mode,
+                  "Rearrange the whitened residuals' time points, or flip their signs")
       ->check(CLI::IsMember({"permute", "signflip"}))
       ->capture_default_str();
   cmd->add_option("--seed", c->seed, "Seed of the permutations (the same seed, the same permutations on every device)")

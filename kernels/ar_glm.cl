@@ -67,8 +67,11 @@ __kernel void ar_fit(__global const float* restrict y, __global const int* restr
   for (int i = 0; i < R; ++i) h[i] = 0;
   real past[P];  // past[k] = y_{t-1-k}
   for (int k = 0; k < P; ++k) past[k] = 0;
+  const float y0 = ys[0];
+  int varies = 0;  // a constant series has no noise to model: NaN statistics, AR 0
   for (int t = 0; t < N; ++t) {
     const real yt = (real)ys[(size_t)t * (size_t)vol];
+    varies |= ys[(size_t)t * (size_t)vol] != y0;
     if (t >= P) {
       real yw = yt;
       for (int k = 0; k < P; ++k) yw -= rho[k] * past[k];
@@ -88,6 +91,7 @@ __kernel void ar_fit(__global const float* restrict y, __global const int* restr
   }
   int ok;
   CHOLESKY(G, R, ok);
+  ok = ok && varies;
   real gam[R];
   for (int i = 0; i < R; ++i) {  // L z = h, then L' gamma = z
     real s = h[i];

@@ -36,10 +36,10 @@ ArGlm::ArGlm(Device& device, std::array<int64_t, 3> dims, std::array<double, 3> 
   const int ns = std::max<int>(1, static_cast<int>(model_.statistics.size()));
   const int qmax = model_.max_rows();
   const int r = model_.rank;
-  const std::vector<std::string> defines{fmt::format("N={}", model_.n),   fmt::format("P={}", model_.order),
-                                         fmt::format("R={}", r),          fmt::format("NS={}", ns),
-                                         fmt::format("QMAX={}", qmax),    fmt::format("DOF={}", model_.dof),
-                                         fmt::format("WG={}", kMaxWorkGroup)};
+  const std::vector<std::string> defines{
+      fmt::format("N={}", model_.n),      fmt::format("P={}", model_.order), fmt::format("R={}", r),
+      fmt::format("NS={}", ns),           fmt::format("QMAX={}", qmax),      fmt::format("DOF={}", model_.dof),
+      fmt::format("WG={}", kMaxWorkGroup)};
   std::vector<std::string> estimate = defines, final_fit = defines;
   estimate.emplace_back("ESTIMATE=1");
   final_fit.emplace_back("ESTIMATE=0");
@@ -120,8 +120,7 @@ void ArGlm::fit(const DeviceBuffer<float>& series, int count, bool details) {
     first = 0;
   }
   set_args(final_, series, voxel_, basis_, rows_, shape_, *current, first, vm, vol, sb,
-           current == &rho_a_ ? rho_b_ : rho_a_,
-           stat_, details ? 1 : 0, sigma2_, gamma_);
+           current == &rho_a_ ? rho_b_ : rho_a_, stat_, details ? 1 : 0, sigma2_, gamma_);
   launch<2>(q, final_, global, local, {}, EventMode::kNone);
   last_rho_ = current;
   last_first_ = first != 0;
@@ -200,7 +199,8 @@ ArGlmImages fit_ar_glm_series(Device& device, const Image& bold, const Eigen::Ma
     const auto v = static_cast<size_t>(index[m]);
     out.sigma2.data()[v] = fit.sigma2[m];
     for (int j = 0; j < out.model.columns; ++j) {
-      out.beta.data()[static_cast<size_t>(j) * volume + v] = static_cast<float>(fit.beta(j, static_cast<Eigen::Index>(m)));
+      out.beta.data()[static_cast<size_t>(j) * volume + v] =
+          static_cast<float>(fit.beta(j, static_cast<Eigen::Index>(m)));
     }
   }
   for (const std::vector<float>& s : fit.statistics) {

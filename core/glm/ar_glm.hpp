@@ -42,9 +42,9 @@ class ArGlm {
   std::vector<float> maxima(int count);
 
   struct Fit {
-    Eigen::MatrixXd beta;                 // columns x mask voxels (NaN where singular)
-    std::vector<float> sigma2;            // mask voxels
-    std::vector<std::vector<float>> rho;  // P maps over the full grid (those used in the last fit)
+    Eigen::MatrixXd beta;                        // columns x mask voxels (NaN where singular)
+    std::vector<float> sigma2;                   // mask voxels
+    std::vector<std::vector<float>> rho;         // P maps over the full grid (those used in the last fit)
     std::vector<std::vector<float>> statistics;  // per contrast, mask voxels
   };
   Fit read_fit();  // after fit(..., 1, true)
@@ -67,8 +67,8 @@ class ArGlm {
   DeviceBuffer<int32_t> voxel_;
   DeviceBuffer<float> basis_, rows_;
   DeviceBuffer<int32_t> shape_;
-  DeviceBuffer<float> rho_a_, rho_b_;  // [max_batch][P][grid]
-  DeviceBuffer<float> stat_;           // [NS][max_batch][VM]
+  DeviceBuffer<float> rho_a_, rho_b_;   // [max_batch][P][grid]
+  DeviceBuffer<float> stat_;            // [NS][max_batch][VM]
   DeviceBuffer<float> sigma2_, gamma_;  // [1][VM], [1][R][VM]
   DeviceBuffer<float> maxima_;          // [NS][max_batch]
   const DeviceBuffer<float>* last_rho_ = nullptr;
@@ -77,7 +77,7 @@ class ArGlm {
 
 // The maps of one AR(P) GLM on the series' grid.
 struct ArGlmImages {
-  Image beta, sigma2, rho;         // rho: P volumes
+  Image beta, sigma2, rho;        // rho: P volumes
   std::vector<Image> statistics;  // per contrast (t or F), NaN outside the mask
   ArGlmModel model;
 };

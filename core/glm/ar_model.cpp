@@ -31,16 +31,16 @@ ArGlmModel make_ar_glm_model(const Eigen::MatrixXd& x, const std::vector<GlmCont
   m.rank = rank;
   m.dof = static_cast<double>(m.n - order - rank);
   if (rank == 0 || m.dof < 1) {
-    throw std::invalid_argument(fmt::format("AR({}) GLM: {} volumes leave no degrees of freedom for {} columns (rank {})",
-                                            order, m.n, m.columns, rank));
+    throw std::invalid_argument(fmt::format(
+        "AR({}) GLM: {} volumes leave no degrees of freedom for {} columns (rank {})", order, m.n, m.columns, rank));
   }
   m.basis = svd.matrixU().leftCols(rank);
   const Eigen::MatrixXd v = svd.matrixV().leftCols(rank);
   m.to_beta = v * s.head(rank).cwiseInverse().asDiagonal();
   for (const GlmContrast& c : contrasts) {
     if (c.weights.cols() != x.cols() || !c.weights.allFinite()) {
-      throw std::invalid_argument(fmt::format("contrast {}: {} weights for a design of {} columns", c.name,
-                                              c.weights.cols(), x.cols()));
+      throw std::invalid_argument(
+          fmt::format("contrast {}: {} weights for a design of {} columns", c.name, c.weights.cols(), x.cols()));
     }
     ArStatistic stat;
     stat.is_f = c.is_f();

@@ -19,13 +19,13 @@ struct ArStatistic {
 };
 
 struct ArGlmModel {
-  int n = 0;        // volumes
-  int order = 0;    // P
-  int columns = 0;  // of X
-  int rank = 0;     // r
-  double dof = 0;   // n - P - r
-  Eigen::MatrixXd basis;    // n x r: U
-  Eigen::MatrixXd to_beta;  // columns x r: V S^-1
+  int n = 0;                            // volumes
+  int order = 0;                        // P
+  int columns = 0;                      // of X
+  int rank = 0;                         // r
+  double dof = 0;                       // n - P - r
+  Eigen::MatrixXd basis;                // n x r: U
+  Eigen::MatrixXd to_beta;              // columns x r: V S^-1
   std::vector<ArStatistic> statistics;  // one per contrast, in the order given
   int max_rows() const;                 // the largest q (at least 1)
 };

@@ -75,7 +75,8 @@ ArNullData prepare_ar_null(Device& device, const Image& bold, const Eigen::Matri
   Eigen::MatrixXd forming = Eigen::MatrixXd::Identity(n, n);
   if (!null.nuisance.empty()) {
     Eigen::MatrixXd z(n, static_cast<Eigen::Index>(null.nuisance.size()));
-    for (size_t j = 0; j < null.nuisance.size(); ++j) z.col(static_cast<Eigen::Index>(j)) = design.col(null.nuisance[j]);
+    for (size_t j = 0; j < null.nuisance.size(); ++j)
+      z.col(static_cast<Eigen::Index>(j)) = design.col(null.nuisance[j]);
     forming -= z * symmetric_pinv(z.transpose() * z) * z.transpose();
   }
   std::vector<size_t> voxels;
@@ -94,7 +95,8 @@ ArNullData prepare_ar_null(Device& device, const Image& bold, const Eigen::Matri
   for (Eigen::Index m = 0; m < vm; ++m) {
     yule_walker(r.col(m).data(), n, order, a.data());
     for (int k = 0; k < order; ++k) {
-      null.rho[static_cast<size_t>(k) * volume + voxels[static_cast<size_t>(m)]] = static_cast<float>(a[static_cast<size_t>(k)]);
+      null.rho[static_cast<size_t>(k) * volume + voxels[static_cast<size_t>(m)]] =
+          static_cast<float>(a[static_cast<size_t>(k)]);
     }
   }
   if (options.ar_fwhm_mm > 0) {
@@ -211,10 +213,9 @@ FirstLevelPermutationResult first_level_permutation_test(Device& device, const I
   DeviceBuffer<int32_t> voxel(device, vm, CL_MEM_READ_ONLY);
   voxel.write(q, result.voxels);
   DeviceBuffer<int32_t> arrange(device, static_cast<size_t>(batch) * static_cast<size_t>(n), CL_MEM_READ_ONLY);
-  ClKernel resample = device.kernel(
-      "ar_resample.cl", "ar_resample",
-      {fmt::format("N={}", n), fmt::format("P={}", order),
-       fmt::format("SIGNFLIP={}", options.kind == PermutationKind::kSignFlip ? 1 : 0)});
+  ClKernel resample = device.kernel("ar_resample.cl", "ar_resample",
+                                    {fmt::format("N={}", n), fmt::format("P={}", order),
+                                     fmt::format("SIGNFLIP={}", options.kind == PermutationKind::kSignFlip ? 1 : 0)});
   DeviceBuffer<float> maps(device, (clusters_on || options.tfce) ? static_cast<size_t>(batch) * vm : 1);
   surrogates.fill(q, 0.0f);  // voxels outside the mask stay 0
   std::vector<int32_t> codes(static_cast<size_t>(batch) * static_cast<size_t>(n));

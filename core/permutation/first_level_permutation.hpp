@@ -50,14 +50,14 @@ struct FirstLevelContrastResult {
   std::vector<double> max_mass;
   std::vector<float> max_tfce;
   std::vector<double> clustere_corrp, clusterm_corrp, tfce_corrp;  // as requested (t contrasts)
-  std::vector<float> tfce;                                 // the observed TFCE per mask voxel
-  int64_t clusters = 0;  // observed clusters above the threshold
-  float dh = 0.0f;       // TFCE step: max(observed maximum, 1) / 100
+  std::vector<float> tfce;                                         // the observed TFCE per mask voxel
+  int64_t clusters = 0;                                            // observed clusters above the threshold
+  float dh = 0.0f;                                                 // TFCE step: max(observed maximum, 1) / 100
 };
 
 struct FirstLevelPermutationResult {
-  int count = 0;             // rearrangements, the identity included
-  bool exhaustive = false;   // all distinct ones (tiny series only)
+  int count = 0;                // rearrangements, the identity included
+  bool exhaustive = false;      // all distinct ones (tiny series only)
   std::vector<int32_t> voxels;  // full-grid index of each mask voxel
   std::vector<FirstLevelContrastResult> contrasts;
 };

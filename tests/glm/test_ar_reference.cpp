@@ -20,16 +20,12 @@
 #include "core/filters/gaussian_taps.hpp"
 #include "core/reference/ar_glm_reference.hpp"
 #include "core/reference/smoothing_reference.hpp"
+#include "tests/support/test_seed.hpp"
 
 namespace rtf::reference {
 namespace {
 
-uint32_t test_seed() {
-  const char* replay = std::getenv("RTF_TEST_SEED");
-  const uint32_t seed = replay ? static_cast<uint32_t>(std::stoul(replay)) : std::random_device{}();
-  std::cout << "seed " << seed << " (RTF_TEST_SEED replays it)\n";
-  return seed;
-}
+using test::test_seed;
 
 void expect_relative(double actual, double expected, double tolerance, const std::string& what) {
   EXPECT_LE(std::abs(actual - expected), tolerance * std::abs(expected))

@@ -21,18 +21,14 @@
 #include "core/permutation/clusters.hpp"
 #include "core/reference/cluster_reference.hpp"
 #include "tests/support/test_device.hpp"
+#include "tests/support/test_seed.hpp"
 
 namespace rtf {
 namespace {
 
-using Dims = std::array<int64_t, 3>;
+using test::test_seed;
 
-uint32_t test_seed() {
-  const char* replay = std::getenv("RTF_TEST_SEED");
-  const uint32_t seed = replay ? static_cast<uint32_t>(std::stoul(replay)) : std::random_device{}();
-  std::cout << "seed " << seed << " (RTF_TEST_SEED replays it)\n";
-  return seed;
-}
+using Dims = std::array<int64_t, 3>;
 
 size_t grid_size(const Dims& d) {
   return static_cast<size_t>(d[0] * d[1] * d[2]);

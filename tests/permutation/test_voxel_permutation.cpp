@@ -17,14 +17,12 @@
 #include "core/permutation/voxel_permutation.hpp"
 #include "core/reference/permutation_reference.hpp"
 #include "tests/support/test_device.hpp"
+#include "tests/support/test_seed.hpp"
 
 namespace rtf {
 namespace {
 
-uint32_t test_seed() {
-  return std::getenv("RTF_TEST_SEED") ? static_cast<uint32_t>(std::stoul(std::getenv("RTF_TEST_SEED")))
-                                      : std::random_device{}();
-}
+using test::test_seed;
 
 // N x V data: noise plus `effect` times a per-voxel amplitude on subjects where `regressor` is non-zero.
 std::vector<float> random_data(int n, size_t voxels, uint32_t seed, const Eigen::VectorXd& regressor) {
