@@ -1,0 +1,245 @@
+// First-level permutation benchmark (issue 15): the test of Eklund, Andersson & Knutsson (2012) as `rtfmri glm
+// --noise arP --permutations N` runs it (core/permutation/first_level_permutation.hpp, docs/algorithms/glm_ar.md).
+// Target: 10,000 permutations of 80 volumes at 64x64x22 with AR(4) whitening and smoothing per permutation in <= 2 s
+// (Eklund et al. 2012: 45 s on three GTX 480). Times the whole first_level_permutation_test call: the null
+// preparation (nuisance residuals, Yule-Walker AR maps, their smoothing, the whitening), the observed fit and every
+// surrogate (re-colouring, smoothing, the AR(P) Cochrane-Orcutt fit, the maxima and, as asked, cluster extent and mass
+// or TFCE). Data: baseline 1000 inside an ellipsoidal "brain" (semi-axes half the grid, about half the box) plus
+// AR(4)-coloured Gaussian noise (rho 0.3, 0.1, 0.05, 0.02) of sd 10; design: 20 s on/off blocks of "task" at TR 2 s,
+// SPM's cosine drift (128 s) and the constant; contrast: task. Prints one JSON line with the median and p95 of --runs
+// runs after one untimed run (kernel compilation).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <Eigen/Dense>
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/bench_stats.hpp"
+#include "core/design/design_matrix.hpp"
+#include "core/device/device.hpp"
+#include "core/glm/ar_glm.hpp"
+#include "core/image/image.hpp"
+#include "core/permutation/first_level_permutation.hpp"
+
+namespace {
+
+constexpr double kTr = 2.0;
+constexpr double kVoxelMm = 3.0;
+constexpr std::array<double, 4> kRho{0.3, 0.1, 0.05, 0.02};
+constexpr double kNoiseSd = 10.0;
+constexpr float kBaseline = 1000.0f;
+
+// The innovation sd that gives the AR process of kRho a marginal sd of kNoiseSd: the autocorrelations r_1..r_P solve
+// r_k = sum_j rho_j r_|k-j| (r_0 = 1), and var = sigma^2 / (1 - sum_k rho_k r_k).
+double innovation_sd() {
+  const int p = static_cast<int>(kRho.size());
+  Eigen::MatrixXd a = Eigen::MatrixXd::Identity(p, p);
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(p);
+  for (int k = 1; k <= p; ++k) {
+    for (int j = 1; j <= p; ++j) {
+      const int lag = std::abs(k - j);
+      if (lag == 0) {
+        b[k - 1] += kRho[static_cast<size_t>(j - 1)];
+      } else {
+        a(k - 1, lag - 1) -= kRho[static_cast<size_t>(j - 1)];
+      }
+    }
+  }
+  const Eigen::VectorXd r = a.partialPivLu().solve(b);
+  double s = 0.0;
+  for (int k = 0; k < p; ++k) s += kRho[static_cast<size_t>(k)] * r[k];
+  return kNoiseSd * std::sqrt(1.0 - s);
+}
+
+bool all_finite(const auto& values) {
+  for (const auto v : values) {
+    if (!std::isfinite(static_cast<double>(v)) || v <= -std::numeric_limits<float>::max()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string device_spec, inference = "voxel", permute_mode = "permute";
+  int permutations = 10000, order = 4, iterations = 3, batch = 16, runs = 3;
+  int64_t volumes = 80;
+  double ar_fwhm = 6.0, fwhm = 6.0;
+  std::vector<int64_t> dims_option{64, 64, 22};
+  CLI::App app("rtfmri first-level permutation benchmark (AR(P) whitening, smoothing per permutation): JSON line");
+  app.add_option("--device", device_spec, "OpenCL device spec (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
+  app.add_option("--dims", dims_option, "Grid size x,y,z (3 mm voxels)")
+      ->expected(3)
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--volumes", volumes, "Volumes (TR 2 s)")
+      ->check(CLI::Range(int64_t{8}, int64_t{100000}))
+      ->capture_default_str();
+  app.add_option("--permutations", permutations, "Rearrangements, the observed one included")
+      ->check(CLI::Range(2, 100000000))
+      ->capture_default_str();
+  app.add_option("--order", order, "AR order P")->check(CLI::Range(1, 32))->capture_default_str();
+  app.add_option("--ar-iterations", iterations, "Cochrane-Orcutt fits")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_option("--ar-fwhm", ar_fwhm, "Smoothing of the AR maps, mm (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--fwhm", fwhm, "Smoothing of the data and of every surrogate, mm (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--inference", inference, "voxel (max t), cluster (extent and mass at t 3.1) or tfce")
+      ->check(CLI::IsMember({"voxel", "cluster", "tfce"}))
+      ->capture_default_str();
+  app.add_option("--batch", batch, "Surrogates per launch")->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--runs", runs, "Timed runs")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--permute-mode", permute_mode, "Permute the whitened residuals' time points, or flip their signs")
+      ->check(CLI::IsMember({"permute", "signflip"}))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    auto device = rtf::Device::open(device_spec);
+    fmt::print(stderr, "bench_glm_permutation: device {}\n", device->info().label());
+
+    // The grid and the ellipsoidal mask.
+    rtf::ImageHeader h;
+    h.dims = {dims_option[0], dims_option[1], dims_option[2]};
+    h.num_volumes = volumes;
+    h.voxel_mm = {kVoxelMm, kVoxelMm, kVoxelMm};
+    h.affine = Eigen::Matrix4d::Identity();
+    for (int i = 0; i < 3; ++i) h.affine(i, i) = kVoxelMm;
+    h.tr_s = kTr;
+    const size_t grid = static_cast<size_t>(h.voxels_per_volume());
+    std::vector<uint8_t> mask(grid, 0);
+    size_t mask_voxels = 0;
+    for (int64_t z = 0; z < h.dims[2]; ++z) {
+      for (int64_t y = 0; y < h.dims[1]; ++y) {
+        for (int64_t x = 0; x < h.dims[0]; ++x) {
+          const std::array<int64_t, 3> p{x, y, z};
+          double r2 = 0.0;
+          for (int i = 0; i < 3; ++i) {
+            const double half = 0.5 * static_cast<double>(h.dims[static_cast<size_t>(i)]);
+            const double d = (static_cast<double>(p[static_cast<size_t>(i)]) + 0.5 - half) / half;
+            r2 += d * d;
+          }
+          if (r2 <= 1.0) {
+            mask[static_cast<size_t>((z * h.dims[1] + y) * h.dims[0] + x)] = 1;
+            ++mask_voxels;
+          }
+        }
+      }
+    }
+
+    // The series: baseline plus AR(4) noise inside the mask (a burn-in of 100 samples per voxel), 0 outside.
+    rtf::Image bold(h, 0.0f);
+    std::mt19937 rng(1);
+    std::normal_distribution<double> normal(0.0, innovation_sd());
+    constexpr int kBurnIn = 100;
+    std::vector<double> e(static_cast<size_t>(kBurnIn + volumes));
+    for (size_t v = 0; v < grid; ++v) {
+      if (!mask[v]) continue;
+      for (size_t t = 0; t < e.size(); ++t) {
+        double x = normal(rng);
+        for (size_t k = 1; k <= kRho.size() && k <= t; ++k) x += kRho[k - 1] * e[t - k];
+        e[t] = x;
+      }
+      for (int64_t t = 0; t < volumes; ++t) {
+        bold.data()[static_cast<size_t>(t) * grid + v] =
+            kBaseline + static_cast<float>(e[static_cast<size_t>(kBurnIn + t)]);
+      }
+    }
+
+    // The design: 20 s on / 20 s off blocks of "task", cosine drift (128 s), the constant; contrast task.
+    std::vector<rtf::Event> events;
+    for (double onset = 0.0; onset < kTr * static_cast<double>(volumes); onset += 40.0) {
+      events.push_back({onset, 20.0, "task", std::nullopt});
+    }
+    rtf::DesignOptions design_options;
+    design_options.tr_s = kTr;
+    design_options.n_scans = volumes;
+    design_options.drift = rtf::DriftModel::kCosine;
+    design_options.highpass_cutoff_s = 128.0;
+    const rtf::DesignMatrix design = rtf::build_design_matrix(events, design_options);
+    Eigen::MatrixXd weights = Eigen::MatrixXd::Zero(1, design.x.cols());
+    weights(0, *design.find("task")) = 1.0;
+    const std::vector<rtf::GlmContrast> contrasts{{"task", weights}};
+
+    rtf::FirstLevelPermutationOptions options;
+    options.ar = {.order = order, .iterations = iterations, .ar_fwhm_mm = ar_fwhm};
+    options.fwhm_mm = fwhm;
+    options.kind = permute_mode == "signflip" ? rtf::PermutationKind::kSignFlip : rtf::PermutationKind::kPermute;
+    options.permutations = permutations;
+    options.seed = 1;
+    options.cluster_extent = options.cluster_mass = inference == "cluster";
+    options.cluster_threshold = 3.1;
+    options.tfce = inference == "tfce";
+    options.max_batch = batch;
+
+    std::vector<double> seconds;
+    rtf::FirstLevelPermutationResult r;
+    for (int run = 0; run <= runs; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      r = rtf::first_level_permutation_test(*device, bold, design.x, contrasts, mask, options);
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (run > 0) seconds.push_back(elapsed);
+    }
+
+    // The null distributions: one value per rearrangement (all of them unless enumerated exhaustively), finite.
+    const auto count = static_cast<size_t>(r.count);
+    bool ok = r.contrasts.size() == 1 && r.count >= 2 &&
+              (r.count == permutations || (r.exhaustive && r.count < permutations));
+    if (ok) {
+      const rtf::FirstLevelContrastResult& c = r.contrasts[0];
+      ok = c.max_null.size() == count && all_finite(c.max_null) && c.observed.size() == mask_voxels;
+      if (options.cluster_extent) {
+        ok = ok && c.max_extent.size() == count && c.max_mass.size() == count && all_finite(c.max_mass);
+      }
+      if (options.tfce) ok = ok && c.max_tfce.size() == count && all_finite(c.max_tfce);
+    }
+
+    const rtf::bench::Timing timing = rtf::bench::summarize(seconds);
+    const nlohmann::json line = {
+        {"bench", "glm_permutation"},
+        {"device", device->info().device_name},
+        {"device_label", device->info().label()},
+        {"dims", dims_option},
+        {"volumes", volumes},
+        {"mask_voxels", mask_voxels},
+        {"permutations", r.count},
+        {"exhaustive", r.exhaustive},
+        {"permute_mode", permute_mode},
+        {"order", order},
+        {"iterations", iterations},
+        {"ar_fwhm", ar_fwhm},
+        {"fwhm", fwhm},
+        {"inference", inference},
+        {"batch", batch},
+        {"runs", timing.runs},
+        {"median_s", timing.median},
+        {"p95_s", timing.p95},
+        {"per_permutation_ms", 1e3 * timing.median / static_cast<double>(std::max(r.count, 1))},
+        {"bytes_per_permutation", static_cast<double>(volumes) * static_cast<double>(mask_voxels) * 4.0},
+        {"largest_null_t", r.contrasts.empty() || r.contrasts[0].max_null.empty()
+                               ? 0.0f
+                               : *std::max_element(r.contrasts[0].max_null.begin(), r.contrasts[0].max_null.end())},
+        {"null_ok", ok}};
+    rtf::bench::print_line(line);
+    if (!ok) {
+      fmt::print(stderr, "bench_glm_permutation: the null distribution has the wrong size or non-finite values\n");
+      return 1;
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_glm_permutation: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
