@@ -16,6 +16,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -24,6 +25,8 @@
 #include "bench/bench_stats.hpp"
 #include "core/design/design_matrix.hpp"
 #include "core/device/device.hpp"
+#include "core/device/launch.hpp"
+#include "core/filters/gaussian_smoothing.hpp"
 #include "core/glm/ar_glm.hpp"
 #include "core/image/image.hpp"
 #include "core/permutation/first_level_permutation.hpp"
@@ -67,9 +70,57 @@ bool all_finite(const auto& values) {
 
 }  // namespace
 
+// Milliseconds per surrogate of each part, by repeating it on a full batch (median of 5, after a warm-up), and the
+// fixed cost of a run (a test of 1 + batch rearrangements minus one batch).
+nlohmann::json profile_parts(rtf::Device& device, const rtf::Image& bold, const Eigen::MatrixXd& x,
+                             const std::vector<rtf::GlmContrast>& contrasts, const std::vector<uint8_t>& mask,
+                             const rtf::FirstLevelPermutationOptions& options) {
+  const int batch = options.max_batch;
+  const auto& h = bold.header();
+  const size_t series = bold.data().size();
+  const auto time_ms = [&](const std::function<void()>& work) {
+    std::vector<double> ms;
+    for (int i = 0; i <= 5; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      work();
+      RTF_CL_CHECK(clFinish(device.queue()));
+      if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return rtf::bench::summarize(ms).median;
+  };
+  rtf::DeviceBuffer<float> data(device, series * static_cast<size_t>(batch)), out(device, data.size());
+  for (int b = 0; b < batch; ++b) data.write(device.queue(), bold.data(), static_cast<size_t>(b) * series);
+  const rtf::ArGlmModel model = rtf::make_ar_glm_model(x, contrasts, options.ar.order);
+  rtf::ArGlm glm(device, h.dims, h.voxel_mm, mask, model, options.ar, batch);
+  rtf::ArGlmOptions one = options.ar;
+  one.iterations = 1;
+  rtf::ArGlm single_fit(device, h.dims, h.voxel_mm, mask, model, one, batch);
+  rtf::GaussianSmoother smoother(
+      device, h.dims, h.voxel_mm,
+      rtf::SmoothingSpec{.fwhm_mm = std::max(options.fwhm_mm, 1.0), .path = rtf::SmoothingPath::kSeparablePasses},
+      std::span<const uint8_t>(mask), static_cast<int64_t>(batch) * bold.nt());
+  nlohmann::json parts;
+  parts["ar_glm"] = time_ms([&] {
+    glm.fit(data, batch);
+    glm.maxima(batch);
+  }) / batch;
+  parts["one_fit"] = time_ms([&] {
+    single_fit.fit(data, batch);
+    single_fit.maxima(batch);
+  }) / batch;
+  parts["smoothing"] = time_ms([&] { smoother.enqueue(data, out, static_cast<int64_t>(batch) * bold.nt()); }) / batch;
+  parts["null_preparation"] = time_ms([&] { rtf::prepare_ar_null(device, bold, x, contrasts, mask, options.ar); });
+  rtf::FirstLevelPermutationOptions small = options;
+  small.permutations = 1 + batch;
+  const double whole = time_ms([&] { rtf::first_level_permutation_test(device, bold, x, contrasts, mask, small); });
+  parts["one_batch_run"] = whole;
+  return parts;
+}
+
 int main(int argc, char** argv) {
   std::string device_spec, inference = "voxel", permute_mode = "permute";
   int permutations = 10000, order = 4, iterations = 3, batch = 16, runs = 3;
+  bool profile = false;
   int64_t volumes = 80;
   double ar_fwhm = 6.0, fwhm = 6.0;
   std::vector<int64_t> dims_option{64, 64, 22};
@@ -101,6 +152,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--batch", batch, "Surrogates per launch")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--runs", runs, "Timed runs")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_flag("--profile", profile,
+               "Also time the parts per surrogate: the AR fits, the smoothing, the null preparation, the fixed cost");
   app.add_option("--permute-mode", permute_mode, "Permute the whitened residuals' time points, or flip their signs")
       ->check(CLI::IsMember({"permute", "signflip"}))
       ->capture_default_str();
@@ -206,8 +259,10 @@ int main(int argc, char** argv) {
       if (options.tfce) ok = ok && c.max_tfce.size() == count && all_finite(c.max_tfce);
     }
 
+    nlohmann::json parts;
+    if (profile) parts = profile_parts(*device, bold, design.x, contrasts, mask, options);
     const rtf::bench::Timing timing = rtf::bench::summarize(seconds);
-    const nlohmann::json line = {
+    nlohmann::json line = {
         {"bench", "glm_permutation"},
         {"device", device->info().device_name},
         {"device_label", device->info().label()},
@@ -232,6 +287,7 @@ int main(int argc, char** argv) {
                                ? 0.0f
                                : *std::max_element(r.contrasts[0].max_null.begin(), r.contrasts[0].max_null.end())},
         {"null_ok", ok}};
+    if (profile) line["parts_ms"] = parts;
     rtf::bench::print_line(line);
     if (!ok) {
       fmt::print(stderr, "bench_glm_permutation: the null distribution has the wrong size or non-finite values\n");

@@ -40,4 +40,12 @@ void Device::finish() const {
   RTF_CL_CHECK(clFinish(queue_.get()));
 }
 
+bool Device::has_fp64() const {
+  size_t bytes = 0;
+  RTF_CL_CHECK(clGetDeviceInfo(id(), CL_DEVICE_EXTENSIONS, 0, nullptr, &bytes));
+  std::string extensions(bytes, '\0');
+  RTF_CL_CHECK(clGetDeviceInfo(id(), CL_DEVICE_EXTENSIONS, bytes, extensions.data(), nullptr));
+  return extensions.find("cl_khr_fp64") != std::string::npos;
+}
+
 }  // namespace rtf

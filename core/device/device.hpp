@@ -31,6 +31,8 @@ class Device {
   cl_command_queue queue() const { return queue_.get(); }
   cl_command_queue transfer_queue() const { return transfer_queue_.get(); }
   cl_device_id id() const { return info_.device; }
+  // Whether the device has cl_khr_fp64 (kernels then compute in double where they are written to).
+  bool has_fp64() const;
 
   // A kernel from kernels/<file>, built with `defines` (each "NAME=VALUE" or "NAME") prepended as -D options.
   ClKernel kernel(std::string_view file, std::string_view kernel_name, const std::vector<std::string>& defines = {});

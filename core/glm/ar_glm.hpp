@@ -65,7 +65,9 @@ class ArGlm {
   std::unique_ptr<GaussianSmoother> ar_smoother_;  // over max_batch * P maps, masked
   ClKernel estimate_, final_, map_max_;
   DeviceBuffer<int32_t> voxel_;
-  DeviceBuffer<float> basis_, rows_;
+  DeviceBuffer<double> basis64_, rows64_;  // U and the rows in the kernel's `real`: double with cl_khr_fp64,
+  DeviceBuffer<float> basis32_, rows32_;   // else float
+  cl_mem basis_mem_ = nullptr, rows_mem_ = nullptr;
   DeviceBuffer<int32_t> shape_;
   DeviceBuffer<float> rho_a_, rho_b_;   // [max_batch][P][grid]
   DeviceBuffer<float> stat_;            // [NS][max_batch][VM]

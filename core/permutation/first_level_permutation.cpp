@@ -19,36 +19,6 @@ namespace rtf {
 
 namespace {
 
-// Yule-Walker AR(P) of e (demeaned; c0 / n, ck / (n - k)) by Levinson-Durbin; zeros for a constant series.
-void yule_walker(const double* e, int n, int order, double* rho) {
-  double mean = 0;
-  for (int t = 0; t < n; ++t) mean += e[t];
-  mean /= n;
-  std::vector<double> c(static_cast<size_t>(order) + 1, 0.0);
-  for (int k = 0; k <= order; ++k) {
-    double s = 0;
-    for (int t = k; t < n; ++t) s += (e[t] - mean) * (e[t - k] - mean);
-    c[static_cast<size_t>(k)] = s / (k == 0 ? n : n - k);
-  }
-  std::fill(rho, rho + order, 0.0);
-  double err = c[0];
-  if (!(err > 0)) return;
-  std::vector<double> prev(static_cast<size_t>(order));
-  for (int k = 0; k < order; ++k) {
-    double acc = c[static_cast<size_t>(k) + 1];
-    for (int j = 0; j < k; ++j) acc -= rho[j] * c[static_cast<size_t>(k - j)];
-    const double kappa = acc / err;
-    std::copy(rho, rho + k, prev.begin());
-    for (int j = 0; j < k; ++j) rho[j] = prev[static_cast<size_t>(j)] - kappa * prev[static_cast<size_t>(k - 1 - j)];
-    rho[k] = kappa;
-    err *= 1.0 - kappa * kappa;
-    if (!(err > 0)) {
-      std::fill(rho, rho + order, 0.0);
-      return;
-    }
-  }
-}
-
 std::vector<int> nuisance_columns(const Eigen::MatrixXd& design, const std::vector<GlmContrast>& contrasts) {
   std::vector<int> out;
   for (Eigen::Index j = 0; j < design.cols(); ++j) {
@@ -61,65 +31,73 @@ std::vector<int> nuisance_columns(const Eigen::MatrixXd& design, const std::vect
 
 }  // namespace
 
-ArNullData prepare_ar_null(Device& device, const Image& bold, const Eigen::MatrixXd& design,
-                           const std::vector<GlmContrast>& contrasts, const std::vector<uint8_t>& mask,
-                           const ArGlmOptions& options) {
-  const int n = static_cast<int>(bold.nt()), order = options.order;
-  const size_t volume = static_cast<size_t>(bold.header().voxels_per_volume());
+ArNullOnDevice prepare_ar_null(Device& device, const DeviceBuffer<float>& series, const ImageHeader& grid,
+                               const Eigen::MatrixXd& design, const std::vector<GlmContrast>& contrasts,
+                               const std::vector<uint8_t>& mask, const ArGlmOptions& options) {
+  const int n = static_cast<int>(grid.num_volumes), order = options.order;
+  const size_t volume = static_cast<size_t>(grid.voxels_per_volume());
   if (design.rows() != n) {
     throw std::invalid_argument(fmt::format("permutation test: {} design rows for {} volumes", design.rows(), n));
   }
   if (mask.size() != volume) throw std::invalid_argument("permutation test: the mask's grid differs from the data's");
-  ArNullData null;
+  if (series.size() < static_cast<size_t>(n) * volume) throw std::invalid_argument("permutation test: short series");
+  std::vector<int32_t> voxels;
+  for (size_t v = 0; v < volume; ++v) {
+    if (mask[v]) voxels.push_back(static_cast<int32_t>(v));
+  }
+  if (voxels.empty()) throw std::invalid_argument("permutation test: the mask is empty");
+  ArNullOnDevice null;
   null.nuisance = nuisance_columns(design, contrasts);
-  Eigen::MatrixXd forming = Eigen::MatrixXd::Identity(n, n);
+  // Q: an orthonormal basis of the nuisance columns' span (thin SVD, the GLM's rank rule).
+  Eigen::MatrixXd q(n, 0);
   if (!null.nuisance.empty()) {
     Eigen::MatrixXd z(n, static_cast<Eigen::Index>(null.nuisance.size()));
     for (size_t j = 0; j < null.nuisance.size(); ++j)
       z.col(static_cast<Eigen::Index>(j)) = design.col(null.nuisance[j]);
-    forming -= z * symmetric_pinv(z.transpose() * z) * z.transpose();
+    q = make_ar_glm_model(z, {}, 1).basis;
   }
-  std::vector<size_t> voxels;
-  for (size_t v = 0; v < volume; ++v) {
-    if (mask[v]) voxels.push_back(v);
-  }
-  const auto vm = static_cast<Eigen::Index>(voxels.size());
-  Eigen::MatrixXd y(n, vm);
+  const auto zc = static_cast<int>(q.cols());
+  std::vector<float> q_values(static_cast<size_t>(std::max(1, n * zc)), 0.0f);
   for (int t = 0; t < n; ++t) {
-    const auto vol = bold.volume(t);
-    for (Eigen::Index m = 0; m < vm; ++m) y(t, m) = vol[voxels[static_cast<size_t>(m)]];
+    for (int j = 0; j < zc; ++j) q_values[static_cast<size_t>(t * zc + j)] = static_cast<float>(q(t, j));
   }
-  const Eigen::MatrixXd r = forming * y;
-  null.rho.assign(static_cast<size_t>(order) * volume, 0.0f);
-  std::vector<double> a(static_cast<size_t>(order));
-  for (Eigen::Index m = 0; m < vm; ++m) {
-    yule_walker(r.col(m).data(), n, order, a.data());
-    for (int k = 0; k < order; ++k) {
-      null.rho[static_cast<size_t>(k) * volume + voxels[static_cast<size_t>(m)]] =
-          static_cast<float>(a[static_cast<size_t>(k)]);
-    }
-  }
+  const cl_command_queue queue = device.queue();
+  const std::vector<std::string> defines{fmt::format("N={}", n), fmt::format("P={}", order), fmt::format("Z={}", zc)};
+  ClKernel estimate = device.kernel("ar_null.cl", "ar_null_estimate", defines);
+  ClKernel whiten = device.kernel("ar_null.cl", "ar_null_whiten", defines);
+  DeviceBuffer<float> q_buffer(device, q_values.size(), CL_MEM_READ_ONLY);
+  q_buffer.write(queue, q_values);
+  DeviceBuffer<int32_t> voxel(device, voxels.size(), CL_MEM_READ_ONLY);
+  voxel.write(queue, voxels);
+  const int vm = static_cast<int>(voxels.size()), vol = static_cast<int>(volume);
+  DeviceBuffer<float> coef(device, static_cast<size_t>(std::max(1, zc)) * voxels.size());
+  null.rho = DeviceBuffer<float>(device, static_cast<size_t>(order) * volume);
+  null.rho.fill(queue, 0.0f);
+  set_args(estimate, series, voxel, q_buffer, vm, vol, coef, null.rho);
+  launch<1>(queue, estimate, {voxels.size()}, {64}, {}, EventMode::kNone);
   if (options.ar_fwhm_mm > 0) {
-    GaussianSmoother smoother(device, bold.header().dims, bold.header().voxel_mm,
+    GaussianSmoother smoother(device, grid.dims, grid.voxel_mm,
                               SmoothingSpec{.fwhm_mm = options.ar_fwhm_mm, .path = SmoothingPath::kSeparablePasses},
                               std::span<const uint8_t>(mask), order);
-    DeviceBuffer<float> in(device, null.rho.size()), out(device, null.rho.size());
-    in.write(device.queue(), null.rho);
-    smoother.enqueue(in, out, order);
-    out.read(device.queue(), null.rho);
+    DeviceBuffer<float> smoothed(device, null.rho.size());
+    smoother.enqueue(null.rho, smoothed, order);
+    null.rho = std::move(smoothed);
   }
-  null.whitened.assign(static_cast<size_t>(n) * volume, 0.0f);
-  for (Eigen::Index m = 0; m < vm; ++m) {
-    const size_t v = voxels[static_cast<size_t>(m)];
-    for (int t = 0; t < n; ++t) {
-      double w = r(t, m);
-      for (int k = 1; k <= std::min(t, order); ++k) {
-        w -= static_cast<double>(null.rho[static_cast<size_t>(k - 1) * volume + v]) * r(t - k, m);
-      }
-      null.whitened[static_cast<size_t>(t) * volume + v] = static_cast<float>(w);
-    }
-  }
+  null.whitened = DeviceBuffer<float>(device, static_cast<size_t>(n) * volume);
+  null.whitened.fill(queue, 0.0f);
+  set_args(whiten, series, voxel, q_buffer, vm, vol, coef, null.rho, null.whitened);
+  launch<1>(queue, whiten, {voxels.size()}, {64}, {}, EventMode::kNone);
+  RTF_CL_CHECK(clFinish(queue));
   return null;
+}
+
+ArNullData prepare_ar_null(Device& device, const Image& bold, const Eigen::MatrixXd& design,
+                           const std::vector<GlmContrast>& contrasts, const std::vector<uint8_t>& mask,
+                           const ArGlmOptions& options) {
+  DeviceBuffer<float> series(device, bold.data().size());
+  series.write(device.queue(), bold.data());
+  const ArNullOnDevice on_device = prepare_ar_null(device, series, bold.header(), design, contrasts, mask, options);
+  return {on_device.whitened.read_all(device.queue()), on_device.rho.read_all(device.queue()), on_device.nuisance};
 }
 
 FirstLevelPermutationResult first_level_permutation_test(Device& device, const Image& bold,
@@ -134,7 +112,6 @@ FirstLevelPermutationResult first_level_permutation_test(Device& device, const I
   const ImageHeader& h = bold.header();
   const size_t volume = static_cast<size_t>(h.voxels_per_volume());
   const ArGlmModel model = make_ar_glm_model(design, contrasts, order);
-  const ArNullData null = prepare_ar_null(device, bold, design, contrasts, mask, options.ar);
   const PermutationSet set = make_permutation_set(options.kind, n, options.permutations, options.seed);
   const int batch = std::max(1, std::min(options.max_batch, set.count - 1));
   const cl_command_queue q = device.queue();
@@ -166,8 +143,9 @@ FirstLevelPermutationResult first_level_permutation_test(Device& device, const I
   const size_t ns = model.statistics.size();
   result.contrasts.resize(ns);
 
-  // The observed statistics: the data themselves through the same smoothing and fit.
+  // The null data, and the observed statistics: the data themselves through the same smoothing and fit.
   surrogates.write(q, bold.data());
+  const ArNullOnDevice null = prepare_ar_null(device, surrogates, h, design, contrasts, mask, options.ar);
   glm.fit(prepared(surrogates, 1), 1);
   const std::vector<float> observed_max = glm.maxima(1);
   const bool clusters_on = options.cluster_extent || options.cluster_mass;
@@ -206,16 +184,13 @@ FirstLevelPermutationResult first_level_permutation_test(Device& device, const I
   }
 
   // The surrogates, `batch` at a time.
-  DeviceBuffer<float> whitened(device, null.whitened.size(), CL_MEM_READ_ONLY);
-  whitened.write(q, null.whitened);
-  DeviceBuffer<float> rho(device, null.rho.size(), CL_MEM_READ_ONLY);
-  rho.write(q, null.rho);
   DeviceBuffer<int32_t> voxel(device, vm, CL_MEM_READ_ONLY);
   voxel.write(q, result.voxels);
   DeviceBuffer<int32_t> arrange(device, static_cast<size_t>(batch) * static_cast<size_t>(n), CL_MEM_READ_ONLY);
-  ClKernel resample = device.kernel("ar_resample.cl", "ar_resample",
-                                    {fmt::format("N={}", n), fmt::format("P={}", order),
-                                     fmt::format("SIGNFLIP={}", options.kind == PermutationKind::kSignFlip ? 1 : 0)});
+  ClKernel resample =
+      device.kernel("ar_resample.cl", "ar_resample",
+                    {fmt::format("N={}", n), fmt::format("P={}", order),
+                     fmt::format("SIGNFLIP={}", options.kind == PermutationKind::kSignFlip ? 1 : 0), "WG=64"});
   DeviceBuffer<float> maps(device, (clusters_on || options.tfce) ? static_cast<size_t>(batch) * vm : 1);
   surrogates.fill(q, 0.0f);  // voxels outside the mask stay 0
   std::vector<int32_t> codes(static_cast<size_t>(batch) * static_cast<size_t>(n));
@@ -229,7 +204,8 @@ FirstLevelPermutationResult first_level_permutation_test(Device& device, const I
       }
     }
     arrange.write(q, std::span<const int32_t>(codes.data(), static_cast<size_t>(count) * static_cast<size_t>(n)));
-    set_args(resample, whitened, voxel, rho, arrange, static_cast<int>(vm), static_cast<int>(volume), surrogates);
+    set_args(resample, null.whitened, voxel, null.rho, arrange, static_cast<int>(vm), static_cast<int>(volume),
+             surrogates);
     launch<2>(q, resample, {vm, static_cast<size_t>(count)}, {64, 1}, {}, EventMode::kNone);
     glm.fit(prepared(surrogates, count), count);
     const std::vector<float> maxima = glm.maxima(count);

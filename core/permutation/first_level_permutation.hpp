@@ -30,13 +30,23 @@ struct FirstLevelPermutationOptions {
 };
 
 // The whitened null data: nuisance columns (no contrast weighs them) removed by OLS from the unsmoothed series, AR(P)
-// by Yule-Walker per voxel, the coefficient maps smoothed (options.ar.ar_fwhm_mm, inside the mask), and the truncated
+// by Yule-Walker per voxel (kernels/ar_null.cl), the coefficient maps smoothed (options.ar.ar_fwhm_mm, inside the mask), and the truncated
 // whitening w_t = r_t - sum_{k<=min(t,P)} rho_k r_{t-k}. Full grid, 0 outside the mask.
 struct ArNullData {
   std::vector<float> whitened;  // [n][grid]
   std::vector<float> rho;       // [P][grid]
   std::vector<int> nuisance;    // the design's nuisance columns
 };
+// On the device: `series` holds the n volumes of `grid` (float [n][grid]); the buffers come back filled.
+struct ArNullOnDevice {
+  DeviceBuffer<float> whitened;  // [n][grid]
+  DeviceBuffer<float> rho;       // [P][grid]
+  std::vector<int> nuisance;
+};
+ArNullOnDevice prepare_ar_null(Device& device, const DeviceBuffer<float>& series, const ImageHeader& grid,
+                               const Eigen::MatrixXd& design, const std::vector<GlmContrast>& contrasts,
+                               const std::vector<uint8_t>& mask, const ArGlmOptions& options);
+// The same from and to the host (tests).
 ArNullData prepare_ar_null(Device& device, const Image& bold, const Eigen::MatrixXd& design,
                            const std::vector<GlmContrast>& contrasts, const std::vector<uint8_t>& mask,
                            const ArGlmOptions& options);

@@ -67,17 +67,28 @@ double log_multiset_permutations(const std::vector<int>& labels) {
   return r;
 }
 
-// The permutation (destination row -> source subject) that sends the subjects of `members` (ascending) to the
-// destinations of their labels in `arrangement` (labels per source, in the same order): each class's destination rows
-// (ascending) receive the sources with that label (ascending).
-void fill_order(const std::vector<int>& members, const std::vector<int>& home, const std::vector<int>& arrangement,
-                int32_t* order) {
-  std::map<int, std::vector<int>> destinations;  // label -> rows of that label, ascending
-  for (size_t i = 0; i < members.size(); ++i) destinations[home[i]].push_back(members[i]);
-  std::map<int, size_t> used;
-  for (size_t s = 0; s < members.size(); ++s) {
-    const int label = arrangement[s];
-    order[destinations[label][used[label]++]] = members[s];
+// One exchangeability block: its subjects (ascending), their labels, and per label the block's rows of that label
+// (ascending), indexed by label.
+struct Block {
+  std::vector<int> members, home;
+  std::vector<std::vector<int>> destinations;
+};
+
+Block make_block(const std::vector<int>& members, const std::vector<int>& home) {
+  Block b{members, home, {}};
+  b.destinations.resize(static_cast<size_t>(*std::max_element(home.begin(), home.end())) + 1);
+  for (size_t i = 0; i < members.size(); ++i) b.destinations[static_cast<size_t>(home[i])].push_back(members[i]);
+  return b;
+}
+
+// The permutation (destination row -> source subject) that sends the block's subjects to the destinations of their
+// labels in `arrangement` (labels per source, in the same order): each class's destination rows (ascending) receive
+// the sources with that label (ascending). `used`: scratch of at least destinations.size() entries.
+void fill_order(const Block& b, const std::vector<int>& arrangement, std::vector<size_t>& used, int32_t* order) {
+  for (int label : b.home) used[static_cast<size_t>(label)] = 0;
+  for (size_t s = 0; s < b.members.size(); ++s) {
+    const auto label = static_cast<size_t>(arrangement[s]);
+    order[b.destinations[label][used[label]++]] = b.members[s];
   }
 }
 
@@ -130,8 +141,12 @@ PermutationSet make_permutation_set(PermutationKind kind, int n, int requested, 
   }
   set.distinct = std::exp(log_distinct);
   set.exhaustive = log_distinct <= std::log(static_cast<double>(requested)) + 1e-9;
-  std::vector<std::vector<int>> member_lists;
-  for (const auto& [b, m] : members) member_lists.push_back(m);
+  std::vector<Block> block_list;
+  {
+    size_t i = 0;
+    for (const auto& [b, m] : members) block_list.push_back(make_block(m, homes[i++]));
+  }
+  std::vector<size_t> used(static_cast<size_t>(n) + 1, 0);
   if (set.exhaustive) {
     // Every block's distinct arrangements, then their Cartesian product (the first of each is the identity).
     std::vector<std::vector<std::vector<int>>> per_block;
@@ -149,8 +164,7 @@ PermutationSet make_permutation_set(PermutationKind kind, int n, int requested, 
     std::vector<size_t> digit(per_block.size(), 0);
     for (int k = 0; k < set.count; ++k) {
       int32_t* order = &set.order[static_cast<size_t>(k) * static_cast<size_t>(n)];
-      for (size_t b = 0; b < per_block.size(); ++b)
-        fill_order(member_lists[b], homes[b], per_block[b][digit[b]], order);
+      for (size_t b = 0; b < per_block.size(); ++b) fill_order(block_list[b], per_block[b][digit[b]], used, order);
       for (size_t b = 0; b < digit.size(); ++b) {  // next mixed-radix number
         if (++digit[b] < per_block[b].size()) break;
         digit[b] = 0;
@@ -162,14 +176,14 @@ PermutationSet make_permutation_set(PermutationKind kind, int n, int requested, 
   set.order.resize(static_cast<size_t>(set.count) * static_cast<size_t>(n));
   for (int k = 0; k < set.count; ++k) {
     int32_t* order = &set.order[static_cast<size_t>(k) * static_cast<size_t>(n)];
-    for (size_t b = 0; b < member_lists.size(); ++b) {
+    for (size_t b = 0; b < block_list.size(); ++b) {
       std::vector<int> arrangement = homes[b];
       if (k > 0) {  // Fisher-Yates over the block's labels
         for (size_t i = arrangement.size(); i > 1; --i) {
           std::swap(arrangement[i - 1], arrangement[stream.below(i)]);
         }
       }
-      fill_order(member_lists[b], homes[b], arrangement, order);
+      fill_order(block_list[b], arrangement, used, order);
     }
   }
   return set;

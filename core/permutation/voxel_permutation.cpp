@@ -19,14 +19,6 @@ constexpr int kChunk = 32;
 constexpr int kWorkGroup = 128;
 constexpr size_t kConstantBytes = 60 * 1024;  // under the 64 KiB every OpenCL device offers
 
-bool has_fp64(const Device& device) {
-  size_t bytes = 0;
-  RTF_CL_CHECK(clGetDeviceInfo(device.id(), CL_DEVICE_EXTENSIONS, 0, nullptr, &bytes));
-  std::string extensions(bytes, '\0');
-  RTF_CL_CHECK(clGetDeviceInfo(device.id(), CL_DEVICE_EXTENSIONS, bytes, extensions.data(), nullptr));
-  return extensions.find("cl_khr_fp64") != std::string::npos;
-}
-
 }  // namespace
 
 std::vector<double> VoxelPermutationResult::uncorrected_p() const {
@@ -167,8 +159,8 @@ VoxelPermutationResult voxel_permutation_test(Device& device, const TContrastMod
   if (max_block < kChunk || max_block % kChunk != 0) {
     throw std::invalid_argument(fmt::format("permutation test: block {} is not a multiple of {}", max_block, kChunk));
   }
-  return has_fp64(device) ? run_test<double>(device, model, set, residuals, voxels, progress, maps, max_block)
-                          : run_test<float>(device, model, set, residuals, voxels, progress, maps, max_block);
+  return device.has_fp64() ? run_test<double>(device, model, set, residuals, voxels, progress, maps, max_block)
+                           : run_test<float>(device, model, set, residuals, voxels, progress, maps, max_block);
 }
 
 }  // namespace rtf

@@ -4,8 +4,9 @@
 // AR-coloured noise of sd 10, effects of a few percent) on odd grids with a mask, fresh seeds; t, F, beta, sigma2
 // and the AR maps for P = 1..4, 1 and 3 Cochrane-Orcutt fits, with and without smoothed AR maps; a rank-deficient
 // design with a non-estimable contrast; constant voxels; a batch of data sets equals the data sets one by one, and
-// the per-map maxima equal the maps' maxima. Tolerances (float data and basis, double sums): t and F 2e-5 relative
-// (floor 1), beta 2e-6 of the baseline, sigma2 1e-4 relative, rho 2e-5.
+// the per-map maxima equal the maps' maxima. Tolerances (float data, basis and AR maps; double sums): t and F 5e-5
+// relative (floor 1; measured <= 2.0e-5 over 36 fresh seeds), beta 2e-6 of the baseline, sigma2 1e-4 relative, rho
+// 2e-5.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -134,14 +135,17 @@ void check_against_reference(const Problem& p, const ArGlmOptions& options) {
       reference::fit_ar_glm(as_matrix(p), p.dims, p.mask, p.x, weights(p.contrasts), options.order, options.iterations,
                             smoothed ? &taps : nullptr);
   EXPECT_EQ(model.dof, ref.dof);
+  // U goes to the device in double where the device has fp64 (NVIDIA, PoCL; measured <= 2.0e-7 in t over 5 runs of
+  // every case); float-only devices round it (measured <= 2.0e-5).
+  const double stat_tolerance = device.has_fp64() ? 2e-6 : 5e-5;
   double worst_stat = 0, worst_beta = 0, worst_sigma = 0, worst_rho = 0;
   const auto& index = glm.mask_voxels_index();
   for (size_t m = 0; m < index.size(); ++m) {
     const auto v = static_cast<size_t>(index[m]);
     const auto vi = static_cast<Eigen::Index>(v);
     for (size_t s = 0; s < p.contrasts.size(); ++s) {
-      worst_stat = std::max(worst_stat, compare(fit.statistics[s][m], ref.stat(static_cast<Eigen::Index>(s), vi), 2e-5,
-                                                1.0, "statistic", v));
+      worst_stat = std::max(worst_stat, compare(fit.statistics[s][m], ref.stat(static_cast<Eigen::Index>(s), vi),
+                                                stat_tolerance, 1.0, "statistic", v));
     }
     for (int j = 0; j < model.columns; ++j) {
       worst_beta = std::max(
@@ -172,6 +176,12 @@ TEST(ArGlm, SmoothedArMapsMatchReference) {
   const Problem p = make_problem({9, 6, 5}, 43, rng);
   check_against_reference(p, {.order = 4, .iterations = 3, .ar_fwhm_mm = 7.0});
   check_against_reference(p, {.order = 2, .iterations = 4, .ar_fwhm_mm = 5.0});
+}
+
+TEST(ArGlm, LongSeriesKeepTheBasisInGlobalMemory) {
+  std::mt19937 rng(test::test_seed());
+  const Problem p = make_problem({3, 3, 2}, 2003, rng);  // 2003 x 5 doubles: 80 KB, past constant memory
+  check_against_reference(p, {.order = 4, .iterations = 2, .ar_fwhm_mm = 0.0});
 }
 
 TEST(ArGlm, RankDeficientDesignAndNonEstimableContrast) {
