@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench/bench_stats.hpp"
+#include "bench/first_level_data.hpp"
 #include "core/design/design_matrix.hpp"
 #include "core/device/device.hpp"
 #include "core/device/launch.hpp"
@@ -33,33 +34,12 @@
 
 namespace {
 
-constexpr double kTr = 2.0;
-constexpr double kVoxelMm = 3.0;
-constexpr std::array<double, 4> kRho{0.3, 0.1, 0.05, 0.02};
-constexpr double kNoiseSd = 10.0;
-constexpr float kBaseline = 1000.0f;
-
-// The innovation sd that gives the AR process of kRho a marginal sd of kNoiseSd: the autocorrelations r_1..r_P solve
-// r_k = sum_j rho_j r_|k-j| (r_0 = 1), and var = sigma^2 / (1 - sum_k rho_k r_k).
-double innovation_sd() {
-  const int p = static_cast<int>(kRho.size());
-  Eigen::MatrixXd a = Eigen::MatrixXd::Identity(p, p);
-  Eigen::VectorXd b = Eigen::VectorXd::Zero(p);
-  for (int k = 1; k <= p; ++k) {
-    for (int j = 1; j <= p; ++j) {
-      const int lag = std::abs(k - j);
-      if (lag == 0) {
-        b[k - 1] += kRho[static_cast<size_t>(j - 1)];
-      } else {
-        a(k - 1, lag - 1) -= kRho[static_cast<size_t>(j - 1)];
-      }
-    }
-  }
-  const Eigen::VectorXd r = a.partialPivLu().solve(b);
-  double s = 0.0;
-  for (int k = 0; k < p; ++k) s += kRho[static_cast<size_t>(k)] * r[k];
-  return kNoiseSd * std::sqrt(1.0 - s);
-}
+using rtf::bench::innovation_sd;
+constexpr double kTr = rtf::bench::kFirstLevelTr;
+constexpr double kVoxelMm = rtf::bench::kFirstLevelVoxelMm;
+constexpr auto kRho = rtf::bench::kFirstLevelRho;
+constexpr double kNoiseSd = rtf::bench::kFirstLevelNoiseSd;
+constexpr float kBaseline = rtf::bench::kFirstLevelBaseline;
 
 bool all_finite(const auto& values) {
   for (const auto v : values) {
@@ -101,13 +81,15 @@ nlohmann::json profile_parts(rtf::Device& device, const rtf::Image& bold, const 
       std::span<const uint8_t>(mask), static_cast<int64_t>(batch) * bold.nt());
   nlohmann::json parts;
   parts["ar_glm"] = time_ms([&] {
-    glm.fit(data, batch);
-    glm.maxima(batch);
-  }) / batch;
+                      glm.fit(data, batch);
+                      glm.maxima(batch);
+                    }) /
+                    batch;
   parts["one_fit"] = time_ms([&] {
-    single_fit.fit(data, batch);
-    single_fit.maxima(batch);
-  }) / batch;
+                       single_fit.fit(data, batch);
+                       single_fit.maxima(batch);
+                     }) /
+                     batch;
   parts["smoothing"] = time_ms([&] { smoother.enqueue(data, out, static_cast<int64_t>(batch) * bold.nt()); }) / batch;
   parts["null_preparation"] = time_ms([&] { rtf::prepare_ar_null(device, bold, x, contrasts, mask, options.ar); });
   rtf::FirstLevelPermutationOptions small = options;
@@ -164,33 +146,12 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "bench_glm_permutation: device {}\n", device->info().label());
 
     // The grid and the ellipsoidal mask.
-    rtf::ImageHeader h;
-    h.dims = {dims_option[0], dims_option[1], dims_option[2]};
-    h.num_volumes = volumes;
-    h.voxel_mm = {kVoxelMm, kVoxelMm, kVoxelMm};
-    h.affine = Eigen::Matrix4d::Identity();
-    for (int i = 0; i < 3; ++i) h.affine(i, i) = kVoxelMm;
-    h.tr_s = kTr;
+    const rtf::bench::FirstLevelGrid first_grid =
+        rtf::bench::first_level_grid({dims_option[0], dims_option[1], dims_option[2]}, volumes);
+    const rtf::ImageHeader& h = first_grid.header;
     const size_t grid = static_cast<size_t>(h.voxels_per_volume());
-    std::vector<uint8_t> mask(grid, 0);
-    size_t mask_voxels = 0;
-    for (int64_t z = 0; z < h.dims[2]; ++z) {
-      for (int64_t y = 0; y < h.dims[1]; ++y) {
-        for (int64_t x = 0; x < h.dims[0]; ++x) {
-          const std::array<int64_t, 3> p{x, y, z};
-          double r2 = 0.0;
-          for (int i = 0; i < 3; ++i) {
-            const double half = 0.5 * static_cast<double>(h.dims[static_cast<size_t>(i)]);
-            const double d = (static_cast<double>(p[static_cast<size_t>(i)]) + 0.5 - half) / half;
-            r2 += d * d;
-          }
-          if (r2 <= 1.0) {
-            mask[static_cast<size_t>((z * h.dims[1] + y) * h.dims[0] + x)] = 1;
-            ++mask_voxels;
-          }
-        }
-      }
-    }
+    const std::vector<uint8_t>& mask = first_grid.mask;
+    const size_t mask_voxels = first_grid.mask_voxels;
 
     // The series: baseline plus AR(4) noise inside the mask (a burn-in of 100 samples per voxel), 0 outside.
     rtf::Image bold(h, 0.0f);
@@ -212,19 +173,9 @@ int main(int argc, char** argv) {
     }
 
     // The design: 20 s on / 20 s off blocks of "task", cosine drift (128 s), the constant; contrast task.
-    std::vector<rtf::Event> events;
-    for (double onset = 0.0; onset < kTr * static_cast<double>(volumes); onset += 40.0) {
-      events.push_back({onset, 20.0, "task", std::nullopt});
-    }
-    rtf::DesignOptions design_options;
-    design_options.tr_s = kTr;
-    design_options.n_scans = volumes;
-    design_options.drift = rtf::DriftModel::kCosine;
-    design_options.highpass_cutoff_s = 128.0;
-    const rtf::DesignMatrix design = rtf::build_design_matrix(events, design_options);
-    Eigen::MatrixXd weights = Eigen::MatrixXd::Zero(1, design.x.cols());
-    weights(0, *design.find("task")) = 1.0;
-    const std::vector<rtf::GlmContrast> contrasts{{"task", weights}};
+    const rtf::bench::FirstLevelDesign first_design = rtf::bench::first_level_design(volumes);
+    const rtf::DesignMatrix& design = first_design.design;
+    const std::vector<rtf::GlmContrast>& contrasts = first_design.contrasts;
 
     rtf::FirstLevelPermutationOptions options;
     options.ar = {.order = order, .iterations = iterations, .ar_fwhm_mm = ar_fwhm};

@@ -64,16 +64,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// 95% Wilson score interval of a binomial proportion.
-std::array<double, 2> wilson(int64_t k, int64_t n) {
-  if (n == 0) return {0.0, 1.0};
-  const double z = 1.959963984540054, p = static_cast<double>(k) / static_cast<double>(n);
-  const double nn = static_cast<double>(n), z2 = z * z;
-  const double centre = (p + z2 / (2.0 * nn)) / (1.0 + z2 / nn);
-  const double half = z / (1.0 + z2 / nn) * std::sqrt(p * (1.0 - p) / nn + z2 / (4.0 * nn * nn));
-  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
-}
-
 // Makes the subjects' null maps on the full grid (subjects volumes, x fastest), before smoothing.
 class NullSource {
  public:
@@ -404,7 +394,7 @@ int main(int argc, char** argv) {
       const auto& det = t.detections[static_cast<size_t>(i)];
       const int64_t hits = det[1];
       const double rate = static_cast<double>(hits) / static_cast<double>(t.datasets);
-      const auto ci = wilson(hits, t.datasets);
+      const auto ci = rtf::bench::wilson(hits, t.datasets);
       nlohmann::json line = {{"bench", "randomise_fwe"},
                              {"noise", noise_kind},
                              {"design", designs[k].name},

@@ -23,6 +23,7 @@
 #include "core/io/nifti_io.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "core/permutation/first_level_permutation.hpp"
+#include "core/permutation/fwe.hpp"
 
 namespace {
 
@@ -36,7 +37,7 @@ struct GlmCli {
   // AR(P) noise and the permutation test (docs/algorithms/glm_ar.md).
   std::string noise = "ols", permute_mode = "permute";
   int ar_iterations = 3, permutations = 0, connectivity = 26, batch = 16;
-  double ar_fwhm = 6.0, fwhm = 0.0, cluster_threshold = 3.1;
+  double ar_fwhm = 6.0, fwhm = 0.0, cluster_threshold = 3.1, tfce_e = 0.5, tfce_h = 2.0;
   std::vector<std::string> inference{"voxel"};
   uint64_t seed = 0;
 };
@@ -121,12 +122,6 @@ void write_masked(const std::string& path, const rtf::ImageHeader& grid, const s
   rtf::write_nifti(path, image);
 }
 
-template <typename T>
-void write_null(const std::string& path, const std::vector<T>& values) {
-  std::string text;
-  for (const T& v : values) text += fmt::format("{:.9g}\n", static_cast<double>(v));
-  rtf::write_text_atomically(path, text);
-}
 
 // --noise arP [--permutations N]: the AR(P) GLM of the (optionally smoothed) series, then the permutation test.
 void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const rtf::DesignMatrix& design,
@@ -207,6 +202,8 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
     po.tfce = wants("tfce");
     po.cluster_threshold = c.cluster_threshold;
     po.connectivity = c.connectivity;
+    po.tfce_E = c.tfce_e;
+    po.tfce_H = c.tfce_h;
     po.max_batch = c.batch;
     const cli::Stopwatch perm_clock;
     double last_log = 0.0;
@@ -223,7 +220,7 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
       const FirstLevelContrastResult& cr = r.contrasts[k];
       const std::string base = c.out + "_contrast-" + file_safe(contrasts[k].name);
       write_masked(base + "_vox_corrp.nii.gz", grid, r.voxels, cr.vox_corrp);
-      write_null(base + "_null_vox.txt", cr.max_null);
+      rtf::write_null_distribution(base + "_null_vox.txt", cr.max_null);
       size_t significant = 0;
       for (double x : cr.vox_corrp) significant += x >= 0.95 ? 1 : 0;
       nlohmann::json inference{{"permutations", r.count},
@@ -233,11 +230,11 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
                                {"fwe_voxels", significant}};
       if (!cr.clustere_corrp.empty()) {
         write_masked(base + "_clustere_corrp.nii.gz", grid, r.voxels, cr.clustere_corrp);
-        write_null(base + "_null_clustere.txt", cr.max_extent);
+        rtf::write_null_distribution(base + "_null_clustere.txt", cr.max_extent);
       }
       if (!cr.clusterm_corrp.empty()) {
         write_masked(base + "_clusterm_corrp.nii.gz", grid, r.voxels, cr.clusterm_corrp);
-        write_null(base + "_null_clusterm.txt", cr.max_mass);
+        rtf::write_null_distribution(base + "_null_clusterm.txt", cr.max_mass);
       }
       if (!cr.max_extent.empty()) {
         inference["cluster_threshold"] = c.cluster_threshold;
@@ -246,7 +243,7 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
       if (!cr.tfce.empty()) {
         write_masked(base + "_tfce.nii.gz", grid, r.voxels, std::vector<double>(cr.tfce.begin(), cr.tfce.end()));
         write_masked(base + "_tfce_corrp.nii.gz", grid, r.voxels, cr.tfce_corrp);
-        write_null(base + "_null_tfce.txt", cr.max_tfce);
+        rtf::write_null_distribution(base + "_null_tfce.txt", cr.max_tfce);
         inference["tfce_dh"] = cr.dh;
       }
       fmt::print("  {}: {} voxel(s) at FWE p <= 0.05 of {} permutations\n", contrasts[k].name, significant, r.count);
@@ -417,6 +414,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--seed", c->seed, "Seed of the permutations (the same seed, the same permutations on every device)")
       ->capture_default_str();
+  cmd->add_option("--tfce-e", c->tfce_e, "TFCE extent exponent E")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--tfce-h", c->tfce_h, "TFCE height exponent H")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--connectivity", c->connectivity, "Cluster and TFCE neighbourhood: 6, 18 or 26")
       ->check(CLI::IsMember({6, 18, 26}))
       ->capture_default_str();

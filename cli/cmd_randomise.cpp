@@ -30,6 +30,10 @@ struct RandomiseArgs {
   double cluster_extent = std::nan(""), cluster_mass = std::nan("");  // NaN: not asked for
   int permutations = 5000;
   uint64_t seed = 0;
+  // TFCE's parameters, as randomise names them (--T2: TBSS's 2D setting, E 1).
+  double tfce_h = rtf::TfceStatistics::kDefaultH, tfce_e = rtf::TfceStatistics::kDefaultE;
+  int tfce_c = 26;
+  bool tfce_2d = false;
 };
 
 // The subjects: one 4D image, or several 3D images on one grid (one per subject), in order.
@@ -83,12 +87,6 @@ void write_map(const std::string& path, const rtf::ImageHeader& grid, const std:
   rtf::write_nifti(path, image);
 }
 
-template <typename T>
-void write_null(const std::string& path, const std::vector<T>& values) {
-  std::string text;
-  for (const T& v : values) text += fmt::format("{:.9g}\n", static_cast<double>(v));
-  rtf::write_text_atomically(path, text);
-}
 
 void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   rtf::cli::Stopwatch clock;
@@ -226,7 +224,10 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   if (extent || mass) {
     clusters = std::make_unique<rtf::ClusterStatistics>(*device, data.header().dims, inside, 26, kClusterBlock);
   }
-  if (args.tfce) tfce = std::make_unique<rtf::TfceStatistics>(*device, data.header().dims, inside, 26, kClusterBlock);
+  if (args.tfce || args.tfce_2d) {
+    tfce = std::make_unique<rtf::TfceStatistics>(*device, data.header().dims, inside, args.tfce_c, kClusterBlock,
+                                                 args.tfce_2d ? 1.0 : args.tfce_e, args.tfce_h);
+  }
   nlohmann::json report = {{"subjects", n},
                            {"voxels", nv},
                            {"rearrangements", set.count},
@@ -302,9 +303,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
         x = 1.0 - x;
       }
       write_map(args.output + "_vox_corrp_" + suffix + ".nii.gz", data.header(), voxels, corrp);
-      std::string null_text;
-      for (float m : r.max_null) null_text += fmt::format("{:.9g}\n", m);
-      rtf::write_text_atomically(args.output + "_vox_null_" + suffix + ".txt", null_text);
+      rtf::write_null_distribution(args.output + "_vox_null_" + suffix + ".txt", r.max_null);
       entry["fwe_significant_voxels"] = significant;
       entry["seconds"] = contrast_clock.seconds();
       spdlog::info("contrast {} ({}): max {:.3f}; {} voxel(s) at FWE p <= 0.05 ({:.2f} s)", k + 1, names[k],
@@ -314,7 +313,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_extent));
       write_map(args.output + "_clustere_corrp_" + suffix + ".nii.gz", data.header(), voxels,
                 rtf::fwe_one_minus_p(o.extent, max_extent, 0.0));
-      write_null(args.output + "_clustere_null_" + suffix + ".txt", max_extent);
+      rtf::write_null_distribution(args.output + "_clustere_null_" + suffix + ".txt", max_extent);
       entry["clusters_extent"] = {{"threshold", args.cluster_extent},
                                   {"clusters", o.clusters},
                                   {"largest", max_extent.empty() ? int64_t{0} : max_extent[0]}};
@@ -325,7 +324,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_mass));
       write_map(args.output + "_clusterm_corrp_" + suffix + ".nii.gz", data.header(), voxels,
                 rtf::fwe_one_minus_p(o.mass, max_mass, 1e-6));
-      write_null(args.output + "_clusterm_null_" + suffix + ".txt", max_mass);
+      rtf::write_null_distribution(args.output + "_clusterm_null_" + suffix + ".txt", max_mass);
       entry["clusters_mass"] = {{"threshold", args.cluster_mass},
                                 {"clusters", o.clusters},
                                 {"largest", max_mass.empty() ? 0.0 : max_mass[0]}};
@@ -337,8 +336,12 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       // Float sums of up to ~100 terms on the device: a relative slack of 1e-4 keeps the identity's own maximum.
       write_map(args.output + "_tfce_corrp_" + suffix + ".nii.gz", data.header(), voxels,
                 rtf::fwe_one_minus_p(observed, max_tfce, 1e-4));
-      write_null(args.output + "_tfce_null_" + suffix + ".txt", max_tfce);
-      entry["tfce"] = {{"dh", dh}, {"max", max_tfce.empty() ? 0.0f : max_tfce[0]}};
+      rtf::write_null_distribution(args.output + "_tfce_null_" + suffix + ".txt", max_tfce);
+      entry["tfce"] = {{"dh", dh},
+                       {"E", tfce->E()},
+                       {"H", tfce->H()},
+                       {"connectivity", args.tfce_c},
+                       {"max", max_tfce.empty() ? 0.0f : max_tfce[0]}};
     }
     report["contrasts"].push_back(entry);
   }
@@ -381,6 +384,12 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_flag("-T,--tfce", args->tfce,
                 "TFCE (E 0.5, H 2, 26-connected, step = the largest observed t / 100) of t contrasts: "
                 "PREFIX_tfce_tstatK, PREFIX_tfce_corrp_tstatK");
+  cmd->add_flag("--T2", args->tfce_2d, "TFCE with randomise's 2D setting (E 1, for TBSS skeletons): as -T otherwise");
+  cmd->add_option("--tfce_H", args->tfce_h, "TFCE height exponent H")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--tfce_E", args->tfce_e, "TFCE extent exponent E")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--tfce_C", args->tfce_c, "TFCE connectivity: 6, 18 or 26 neighbours")
+      ->check(CLI::IsMember({6, 18, 26}))
+      ->capture_default_str();
   cmd->add_option("-c,--cluster-extent", args->cluster_extent,
                   "Cluster-extent inference of t contrasts, clusters of t > this (26-connected): "
                   "PREFIX_clustere_corrp_tstatK");

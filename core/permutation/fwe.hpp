@@ -1,9 +1,14 @@
 // Family-wise error corrected p values against the null distribution of a maximum (voxel statistic, cluster extent or
-// mass, TFCE): shared by `rtfmri randomise` and the first-level permutation test. docs/algorithms/randomise.md.
+// mass, TFCE) and the null distributions as text: shared by `rtfmri randomise` and the first-level permutation test. docs/algorithms/randomise.md.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <string>
 #include <vector>
+
+#include "core/io/atomic_file.hpp"
 
 namespace rtf {
 
@@ -22,6 +27,14 @@ std::vector<double> fwe_one_minus_p(const std::vector<T>& values, std::vector<T>
     out[i] = 1.0 - static_cast<double>(at_or_above) / static_cast<double>(null.size());
   }
   return out;
+}
+
+// A null distribution as text, one value per line (9 significant digits), written atomically.
+template <typename T>
+void write_null_distribution(const std::string& path, const std::vector<T>& values) {
+  std::string text;
+  for (const T& v : values) text += fmt::format("{:.9g}\n", static_cast<double>(v));
+  write_text_atomically(path, text);
 }
 
 }  // namespace rtf

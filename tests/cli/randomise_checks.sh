@@ -28,6 +28,10 @@ D=$WORK
 expect_ok "one-sample: all 1024 sign flips, exhaustively" 'exhaustive: all 1024' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/one" -1 -x -c 2.3 -C 2.3 -T -m "$D/mask.nii"
 if "$PY" "$DATA_PY" onesample "$D" "$D/one"; then pass "one-sample t = scipy, p and cluster p = enumeration"; else fail "one-sample maps"; fi
+expect_ok "TFCE with randomise's --tfce_H/E/C" 'randomise: 1 contrast' \
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/tp" -1 -T --tfce_H 1.5 --tfce_E 1 --tfce_C 6 -m "$D/mask.nii" -n 64
+if "$PY" "$DATA_PY" tfceparams "$D" "$D/tp"; then pass "TFCE E 1, H 1.5, 6-connected = scipy.ndimage"
+else fail "TFCE parameters"; fi
 expect_ok "two groups: all 252 relabellings, exhaustively" 'exhaustive: all 252' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/two" -d "$D/design.mat" -t "$D/design.con" -x -m "$D/mask.nii"
 if "$PY" "$DATA_PY" twosample "$D" "$D/two"; then pass "two-group t = scipy, p = enumeration"; else fail "two-group maps"; fi

@@ -123,15 +123,15 @@ def check_clusters(prefix, suffix, mask, t_expected, t_null, threshold):
     assert np.array_equal(np.sort(np.loadtxt(f"{prefix}_clustere_null_{suffix}.txt")), np.sort(null_extent))
 
 
-def tfce_map(grid_values, mask, dh, E=0.5, H=2.0):
-    """TFCE (Smith & Nichols 2009) of one map, 26-connected, thresholds h_k = float32(k) * float32(dh), voxels with
+def tfce_map(grid_values, mask, dh, E=0.5, H=2.0, connectivity=26):
+    """TFCE (Smith & Nichols 2009) of one map, 26- (or 18-, 6-) connected, thresholds h_k = float32(k) * float32(dh), voxels with
     t >= h_k counting at h_k: sum of extent^E h^H dh."""
     grid = np.zeros(mask.shape, dtype=np.float32)
     grid[mask] = grid_values
     out = np.zeros(mask.shape)
     top = grid[mask].max()
     k = 1
-    structure = np.ones((3, 3, 3))
+    structure = ndimage.generate_binary_structure(3, {6: 1, 18: 2, 26: 3}[connectivity])
     while True:
         h = np.float32(k) * np.float32(dh)
         if h > top:
@@ -164,6 +164,26 @@ def check_tfce(prefix, suffix, mask, t_null):
     # side only (the null maps here are recomputed in double), moving its maximum slightly: p within 2 / N.
     assert err < 1e-4, err
     assert e2 <= 2.0 / len(t_null) + 1e-6, e2
+
+
+def tfce_params(d, prefix):
+    """--tfce_H 1.5 --tfce_E 1 --tfce_C 6: the TFCE map equals scipy.ndimage's with those parameters."""
+    import json
+
+    _, mask = masked(d)
+    report = json.load(open(f"{prefix}_randomise.json"))
+    entry = report["contrasts"][0]["tfce"]
+    assert (entry["E"], entry["H"], entry["connectivity"]) == (1.0, 1.5, 6), entry
+    observed = read_nifti(f"{prefix}_tstat1.nii.gz")[mask]
+    expected = tfce_map(observed, mask, entry["dh"], E=1.0, H=1.5, connectivity=6)
+    got = read_nifti(f"{prefix}_tfce_tstat1.nii.gz")[mask]
+    default = tfce_map(observed, mask, entry["dh"])
+    err = np.max(np.abs(got - expected)) / expected.max()
+    apart = np.max(np.abs(default - expected)) / expected.max()
+    print(f"TFCE E 1, H 1.5, 6-connected: largest difference from scipy.ndimage {err:.2e} of the maximum "
+          f"(the defaults' map differs by {apart:.2f})")
+    assert err < 1e-4, err
+    assert apart > 0.05, apart
 
 
 def onesample(d, prefix):
@@ -210,4 +230,5 @@ def anova(d, prefix):
 if __name__ == "__main__":
     {"make": lambda: make(sys.argv[2]), "onesample": lambda: onesample(sys.argv[2], sys.argv[3]),
      "twosample": lambda: twosample(sys.argv[2], sys.argv[3]),
-     "anova": lambda: anova(sys.argv[2], sys.argv[3])}[sys.argv[1]]()
+     "anova": lambda: anova(sys.argv[2], sys.argv[3]),
+     "tfceparams": lambda: tfce_params(sys.argv[2], sys.argv[3])}[sys.argv[1]]()
