@@ -1,0 +1,133 @@
+// `rtfmri connectome BOLD --threshold R --out PREFIX`: the voxel-wise connectome of a 4D NIfTI on the device (Pearson
+// or Spearman between every pair of mask voxels, thresholded by value), written as scipy.sparse's CSR .npz with the
+// node -> voxel map, degree and strength maps and a JSON summary. docs/algorithms/connectome.md.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_support.hpp"
+#include "core/connectome/node_series.hpp"
+#include "core/connectome/sparse_graph.hpp"
+#include "core/connectome/thresholded_correlation.hpp"
+#include "core/io/atomic_file.hpp"
+#include "core/io/nifti_io.hpp"
+#include "core/io/npz_writer.hpp"
+#include "core/mask/brain_mask.hpp"
+
+namespace {
+
+struct ConnectomeArgs {
+  std::string bold, mask, out, method = "pearson";
+  double threshold = std::nan("");
+  bool absolute = false;
+};
+
+void write_node_map(const std::string& path, const rtf::ImageHeader& grid, const std::vector<int64_t>& voxels,
+                    const auto& values) {
+  rtf::ImageHeader h = grid;
+  h.num_volumes = 1;
+  h.tr_s = 0.0;
+  rtf::Image image(h, 0.0f);
+  for (size_t k = 0; k < voxels.size(); ++k)
+    image.data()[static_cast<size_t>(voxels[k])] = static_cast<float>(values[k]);
+  rtf::write_nifti(path, image);
+}
+
+void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
+  using namespace rtf;
+  const cli::Stopwatch clock;
+  if (args.method == "kendall") {
+    throw std::invalid_argument("--method kendall is not implemented yet (pearson, spearman)");
+  }
+  if (!(std::abs(args.threshold) <= 1.0)) {
+    throw std::invalid_argument(fmt::format("--threshold {}: a correlation threshold lies in [-1, 1]", args.threshold));
+  }
+  const Image bold = read_nifti(args.bold);
+  if (bold.nt() < 3)
+    throw std::invalid_argument(fmt::format("{}: a connectome needs a 4D series (>= 3 volumes)", args.bold));
+  auto device = cli::open_device(globals);
+  std::vector<uint8_t> mask;
+  if (!args.mask.empty()) {
+    const Image m = read_nifti(args.mask);
+    cli::require_same_grid(bold.header(), args.bold, m.header(), args.mask);
+    mask.resize(m.volume(0).size());
+    std::transform(m.volume(0).begin(), m.volume(0).end(), mask.begin(), [](float x) { return x != 0.0f ? 1 : 0; });
+  } else {
+    mask = compute_brain_mask(*device, bold, {.volume = -1}).inside;
+  }
+  const CorrelationMethod method =
+      args.method == "spearman" ? CorrelationMethod::kSpearman : CorrelationMethod::kPearson;
+  const NodeSeries series = node_series(bold, mask, method);
+  const auto invalid = static_cast<int64_t>(std::count(series.valid.begin(), series.valid.end(), 0));
+  spdlog::info("connectome: {} nodes ({} constant, excluded), {} volumes, {} r {} {}", series.nodes(), invalid,
+               series.length, args.method, args.absolute ? "|r| >=" : ">=", args.threshold);
+  std::vector<Edge> edges;
+  const cli::Stopwatch compute;
+  double last_log = 0.0;
+  thresholded_correlations(
+      *device, series, {.value = args.threshold, .absolute = args.absolute},
+      [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); },
+      [&](int64_t done, int64_t total) {
+        const double s = compute.seconds();
+        if (s - last_log < 1.0 && done < total) return;
+        last_log = s;
+        spdlog::info("tile rows {}/{}, {} edges, {:.1f} s, about {:.0f} s left", done, total, edges.size(), s,
+                     s / static_cast<double>(done) * static_cast<double>(total - done));
+      });
+  const double compute_seconds = compute.seconds();
+  const SymmetricCsr graph = symmetric_csr(static_cast<int64_t>(series.nodes()), edges);
+  const auto n = static_cast<double>(series.nodes());
+  const double density = n > 1 ? static_cast<double>(graph.edges()) / (n * (n - 1) / 2) : 0.0;
+  write_csr_npz(args.out + "_edges.npz", graph);
+  io::write_npz(args.out + "_nodes.npz",
+                {io::npy_member<int64_t>("voxels", "<i8", {static_cast<int64_t>(series.nodes())}, series.voxels),
+                 io::npy_member<int64_t>("dims", "<i8", {3},
+                                         std::vector<int64_t>(bold.header().dims.begin(), bold.header().dims.end()))});
+  write_node_map(args.out + "_degree.nii.gz", bold.header(), series.voxels, degree(graph));
+  write_node_map(args.out + "_strength.nii.gz", bold.header(), series.voxels, strength(graph));
+  const nlohmann::json summary{{"bold", args.bold},         {"nodes", series.nodes()},
+                               {"constant_nodes", invalid}, {"volumes", series.length},
+                               {"method", args.method},     {"threshold", args.threshold},
+                               {"absolute", args.absolute}, {"edges", graph.edges()},
+                               {"density", density},        {"device_seconds", compute_seconds},
+                               {"seconds", clock.seconds()}};
+  write_text_atomically(args.out + "_connectome.json", summary.dump(2) + "\n");
+  fmt::print(
+      "connectome: {} nodes, {} edges (density {:.3g}) -> {}_edges.npz, _nodes.npz, _degree, _strength, "
+      "_connectome.json ({:.2f} s)\n",
+      series.nodes(), graph.edges(), density, args.out, clock.seconds());
+}
+
+void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
+  auto args = std::make_shared<ConnectomeArgs>();
+  auto* cmd = app.add_subcommand(
+      "connectome",
+      "Voxel-wise connectome of a 4D NIfTI: thresholded correlations of every voxel pair, scipy.sparse "
+      "CSR output (docs/algorithms/connectome.md)");
+  cmd->add_option("BOLD", args->bold, "Preprocessed 4D NIfTI (e.g. our smooth/detrend/mc outputs)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--mask", args->mask,
+                  "Nodes: the non-zero voxels of this mask (default: the brain mask of the mean "
+                  "volume)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--method", args->method, "pearson, or spearman (average ranks for ties)")
+      ->check(CLI::IsMember({"pearson", "spearman", "kendall"}))
+      ->capture_default_str();
+  cmd->add_option("--threshold", args->threshold, "Keep pairs with r >= R (with --absolute: |r| >= R)")->required();
+  cmd->add_flag("--absolute", args->absolute,
+                "Keep negative correlations too (|r| >= R); without it negative correlations are dropped");
+  cmd->add_option("--out", args->out,
+                  "Output prefix: PREFIX_edges.npz (scipy.sparse.load_npz), PREFIX_nodes.npz (voxels: node -> voxel "
+                  "index, x fastest; dims), PREFIX_degree.nii.gz, PREFIX_strength.nii.gz, PREFIX_connectome.json")
+      ->required();
+  cmd->callback([args, &globals] { run(*args, globals); });
+}
+
+RTF_REGISTER_COMMAND(76, setup);
+
+}  // namespace

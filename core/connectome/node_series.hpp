@@ -1,0 +1,34 @@
+// The nodes of a voxel-wise connectome and their series prepared for correlation (docs/algorithms/connectome.md): one
+// node per mask voxel, its series minus its mean divided by its norm, so that Pearson's r of two nodes is the dot
+// product of their series; for Spearman the same of the series' average ranks (ties share the mean of their ranks,
+// as scipy.stats.spearmanr). A constant series has no correlation: the node is kept (it has a voxel) but marked
+// invalid, and gets no edges.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/image/image.hpp"
+
+namespace rtf {
+
+enum class CorrelationMethod { kPearson, kSpearman };
+
+struct NodeSeries {
+  std::vector<int64_t> voxels;  // node -> full-grid voxel index (x fastest)
+  int64_t length = 0;           // L, volumes
+  int64_t padded = 0;           // L rounded up to 16 (the device's step); the padding is 0
+  std::vector<float> z;         // [N][padded]: normalised series (0 for invalid nodes)
+  std::vector<uint8_t> valid;   // [N]: 0 for a constant series
+  size_t nodes() const { return voxels.size(); }
+};
+
+// Ranks 1..n of x with ties given the average of their ranks.
+std::vector<double> average_ranks(std::span<const double> x);
+
+// `mask`: nonzero = a node, over bold's grid. Throws std::invalid_argument for a 3D image, fewer than 3 volumes, a
+// mask of another size, an empty mask, or non-finite values in a masked series (naming the voxel).
+NodeSeries node_series(const Image& bold, const std::vector<uint8_t>& mask, CorrelationMethod method);
+
+}  // namespace rtf

@@ -1,0 +1,37 @@
+// Every pair of nodes whose correlation passes a threshold, on the device (kernels/correlation_tile.cl,
+// docs/algorithms/connectome.md): the N x N matrix is never held; the upper triangle is computed in 64 x 64 tiles, one
+// row of tiles per launch, each tile thresholded on the device and its edges appended to a list that the host reads
+// after each launch. A launch whose edges overflow the list is split and repeated, so any threshold works with a list
+// of bounded size.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "core/connectome/node_series.hpp"
+#include "core/device/device.hpp"
+
+namespace rtf {
+
+struct Edge {
+  int32_t i = 0, j = 0;  // nodes, i < j
+  float r = 0.0f;
+};
+
+struct CorrelationThreshold {
+  double value = 0.5;     // keep r >= value
+  bool absolute = false;  // keep |r| >= value (negative correlations too)
+};
+
+using EdgeSink = std::function<void(std::span<const Edge>)>;
+using TileRowProgress = std::function<void(int64_t done, int64_t total)>;  // rows of 64-node tiles
+
+// Streams the edges to `sink` (one call per launch, edges in no particular order within it). `max_edges`: the edge
+// list's capacity on the device (0: N x 64, one full row of tiles). Throws std::invalid_argument for a threshold that
+// is not finite or more than 2^31 nodes.
+void thresholded_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
+                              const EdgeSink& sink, const TileRowProgress& progress = {}, int64_t max_edges = 0);
+
+}  // namespace rtf

@@ -1,0 +1,75 @@
+// Thresholded correlations of normalised series, one 64 x 64 tile of node pairs per work-group
+// (core/connectome/thresholded_correlation.cpp, docs/algorithms/connectome.md): r_ij = z_i . z_j, where each z is a
+// node's series minus its mean, divided by its norm (Pearson; Spearman: of its average ranks), so the tile is a small
+// GEMM. Pairs i < j of valid nodes whose r passes the threshold are appended to the edge list through an atomic
+// counter; the host reads the count and the edges of each launch and grows nothing on the device.
+//
+// Memory layout (N nodes, LP = the series length rounded up to TK, zero-padded):
+//   z        float [N][LP]: normalised series, row after row
+//   valid    uchar [N]: 0 for a constant series (no edges)
+//   count    int [1]: edges found by the launch (may exceed capacity: then only the first `capacity` are written)
+//   ei, ej   int [capacity], er float [capacity]: the edges (i < j) in no particular order
+// One launch: row tile `ti`, column tiles tj = tj0 + group 0 .. (upper triangle: tj0 >= ti).
+// Compile-time defines: ABSOLUTE (|r| >= threshold instead of r >= threshold).
+// NDRange: 2D, local = (16, 16), global = (16 * column tiles, 16).
+#define TS 64  // tile side (nodes)
+#define TK 16  // series samples per local-memory step
+#define WPT 4  // outputs per work-item along each side
+
+__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
+    __global const float* restrict z, __global const uchar* restrict valid, const int n, const int lp, const int ti,
+    const int tj0, const float threshold, __global int* restrict count, const int capacity,
+    __global int* restrict ei, __global int* restrict ej, __global float* restrict er) {
+  const int tj = tj0 + (int)get_group_id(0);
+  const int lx = get_local_id(0), ly = get_local_id(1);
+  const int flat = ly * 16 + lx;
+  const int row0 = ti * TS, col0 = tj * TS;
+  __local float a[TK][TS + 1];
+  __local float b[TK][TS + 1];
+  float acc[WPT][WPT];
+  for (int u = 0; u < WPT; ++u) {
+    for (int v = 0; v < WPT; ++v) acc[u][v] = 0.0f;
+  }
+  for (int k0 = 0; k0 < lp; k0 += TK) {
+    for (int e = flat; e < TS * TK; e += 256) {  // 4 values of each tile per work-item, 16 samples of a row together
+      const int r = e / TK, k = e % TK;
+      const int gi = row0 + r, gj = col0 + r;
+      a[k][r] = gi < n ? z[(size_t)gi * (size_t)lp + (size_t)(k0 + k)] : 0.0f;
+      b[k][r] = gj < n ? z[(size_t)gj * (size_t)lp + (size_t)(k0 + k)] : 0.0f;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < TK; ++k) {
+      float av[WPT], bv[WPT];
+      for (int u = 0; u < WPT; ++u) {
+        av[u] = a[k][ly + 16 * u];
+        bv[u] = b[k][lx + 16 * u];
+      }
+      for (int u = 0; u < WPT; ++u) {
+        for (int v = 0; v < WPT; ++v) acc[u][v] = fma(av[u], bv[v], acc[u][v]);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  for (int u = 0; u < WPT; ++u) {
+    const int i = row0 + ly + 16 * u;
+    if (i >= n || !valid[i]) continue;
+    for (int v = 0; v < WPT; ++v) {
+      const int j = col0 + lx + 16 * v;
+      if (j >= n || j <= i || !valid[j]) continue;
+      const float r = acc[u][v];
+#if ABSOLUTE
+      const int keep = fabs(r) >= threshold;
+#else
+      const int keep = r >= threshold;
+#endif
+      if (keep) {
+        const int slot = atomic_inc(count);
+        if (slot < capacity) {
+          ei[slot] = i;
+          ej[slot] = j;
+          er[slot] = r;
+        }
+      }
+    }
+  }
+}

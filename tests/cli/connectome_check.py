@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""`rtfmri connectome` against numpy / scipy on real BOLD (tests/cli/connectome_checks.sh).
+
+  connectome_check.py BOLD PREFIX METHOD THRESHOLD ABSOLUTE
+loads PREFIX_edges.npz with scipy.sparse.load_npz and PREFIX_nodes.npz, recomputes every pair's correlation of the
+nodes' series (numpy.corrcoef for pearson, scipy.stats.spearmanr for spearman), and checks: the matrix is N x N and
+symmetric, its edges are exactly the pairs passing the threshold except pairs within 1e-5 of it, every r within 1e-5,
+constant series have no edges, the degree and strength maps equal the matrix's row counts and sums, and the JSON's
+edge count. Exit 0 when all hold."""
+import json
+import sys
+
+import numpy as np
+import scipy.sparse
+from scipy import stats
+
+from nifti_min import read_nifti
+
+TOL = 1e-5
+
+
+def main():
+    bold_path, prefix, method, threshold, absolute = sys.argv[1:6]
+    threshold, absolute = float(threshold), absolute == "1"
+    bold = read_nifti(bold_path).astype(np.float64)
+    g = scipy.sparse.load_npz(prefix + "_edges.npz")
+    nodes = np.load(prefix + "_nodes.npz")
+    voxels = nodes["voxels"]
+    n = len(voxels)
+    flat = bold.reshape(-1, bold.shape[3], order="F")
+    x = flat[voxels]
+    constant = np.ptp(x, axis=1) == 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.corrcoef(x) if method == "pearson" else stats.spearmanr(x, axis=1)[0]
+    problems = []
+    if g.shape != (n, n) or g.format != "csr":
+        problems.append(f"shape {g.shape} / format {g.format} for {n} nodes")
+    if abs(g - g.T).max() != 0:
+        problems.append("not symmetric")
+    metric = np.abs(r) if absolute else r
+    upper = np.triu(np.ones((n, n), dtype=bool), 1) & ~constant[:, None] & ~constant[None, :]
+    keep = upper & (metric >= threshold)
+    dense = g.toarray()
+    present = np.triu(dense != 0, 1)
+    decided = upper & (np.abs(metric - threshold) > TOL)
+    wrong = (present != keep) & decided
+    if wrong.any():
+        problems.append(f"{wrong.sum()} pairs decided differently, e.g. {np.argwhere(wrong)[:3].tolist()}")
+    err = np.max(np.abs(dense[present] - r[present])) if present.any() else 0.0
+    if err > TOL:
+        problems.append(f"largest |r - numpy/scipy| {err:.2e}")
+    if (dense[constant] != 0).any():
+        problems.append("a constant series has edges")
+    degree = read_nifti(prefix + "_degree.nii.gz").reshape(-1, order="F")[voxels]
+    strength = read_nifti(prefix + "_strength.nii.gz").reshape(-1, order="F")[voxels]
+    if not np.array_equal(degree, np.diff(g.indptr)):
+        problems.append("degree map differs from the rows' counts")
+    if np.max(np.abs(strength - np.asarray(g.sum(axis=1)).ravel())) > 1e-3:
+        problems.append("strength map differs from the rows' sums")
+    report = json.load(open(prefix + "_connectome.json"))
+    if report["edges"] != g.nnz // 2 or report["nodes"] != n:
+        problems.append(f"JSON edges {report['edges']} nodes {report['nodes']}, matrix {g.nnz // 2} and {n}")
+    print(f"{method} {'|r|' if absolute else 'r'} >= {threshold}: {n} nodes ({constant.sum()} constant), "
+          f"{g.nnz // 2} edges (numpy/scipy {keep.sum()}, {(upper & ~decided).sum()} within {TOL} of the threshold), "
+          f"largest |r - numpy/scipy| {err:.2e}")
+    for p in problems:
+        print("FAILED:", p)
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

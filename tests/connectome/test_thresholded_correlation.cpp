@@ -1,0 +1,203 @@
+// ctest-label: gpu
+// The connectome's correlations on the device (core/connectome/, kernels/correlation_tile.cl) against the double
+// reference (core/reference/connectome_reference.hpp) for every pair of small problems on odd sizes (several rows of
+// 64-node tiles, a partial last tile): Pearson and Spearman (integer data: many ties), positive and absolute
+// thresholds, constant series excluded; the edge set equals the reference's except for pairs within 1e-5 of the
+// threshold, and every r is within 1e-5. An edge list far too small for the edges (split launches) still yields every
+// pair once. The symmetric CSR, degree, strength and the .npz archive (members read back by our zip reader).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "core/connectome/node_series.hpp"
+#include "core/connectome/sparse_graph.hpp"
+#include "core/connectome/thresholded_correlation.hpp"
+#include "core/io/npz_writer.hpp"
+#include "core/io/zip_archive.hpp"
+#include "core/reference/connectome_reference.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_device.hpp"
+#include "tests/support/test_seed.hpp"
+
+namespace rtf {
+namespace {
+
+constexpr double kTolerance = 1e-5;
+
+// N nodes along x (one voxel each), L volumes: smooth shared signals plus noise; `integers` rounds to 0..5 (ties).
+Image make_series(int n, int l, std::mt19937& rng, bool integers) {
+  ImageHeader h;
+  h.dims = {n, 1, 1};
+  h.num_volumes = l;
+  Image image(h);
+  std::normal_distribution<double> normal;
+  std::vector<double> shared(static_cast<size_t>(l));
+  for (double& s : shared) s = normal(rng);
+  for (int v = 0; v < n; ++v) {
+    const double w = normal(rng);
+    for (int t = 0; t < l; ++t) {
+      double x = 100.0 + w * shared[static_cast<size_t>(t)] + 0.8 * normal(rng);
+      if (integers) x = std::clamp(std::round(x - 97.0), 0.0, 5.0);
+      image.volume(t)[static_cast<size_t>(v)] = static_cast<float>(x);
+    }
+  }
+  return image;
+}
+
+Eigen::MatrixXd as_matrix(const Image& image) {
+  Eigen::MatrixXd m(image.nx(), image.nt());
+  for (int64_t t = 0; t < image.nt(); ++t) {
+    for (int64_t v = 0; v < image.nx(); ++v) m(v, t) = image.volume(t)[static_cast<size_t>(v)];
+  }
+  return m;
+}
+
+std::map<std::pair<int, int>, float> collect(const NodeSeries& series, const CorrelationThreshold& threshold,
+                                             int64_t max_edges = 0) {
+  std::map<std::pair<int, int>, float> found;
+  thresholded_correlations(
+      test::test_device(), series, threshold,
+      [&](std::span<const Edge> edges) {
+        for (const Edge& e : edges) {
+          EXPECT_LT(e.i, e.j);
+          EXPECT_TRUE(found.emplace(std::pair{e.i, e.j}, e.r).second) << "pair " << e.i << "," << e.j << " twice";
+        }
+      },
+      {}, max_edges);
+  return found;
+}
+
+void check_against_reference(const Image& image, CorrelationMethod method, const CorrelationThreshold& threshold) {
+  std::vector<uint8_t> mask(static_cast<size_t>(image.nx()), 1);
+  const NodeSeries series = node_series(image, mask, method);
+  const auto found = collect(series, threshold);
+  const Eigen::MatrixXd ref = method == CorrelationMethod::kSpearman ? reference::spearman_matrix(as_matrix(image))
+                                                                     : reference::pearson_matrix(as_matrix(image));
+  int64_t expected = 0, borderline = 0;
+  double worst = 0.0;
+  const int n = static_cast<int>(image.nx());
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      const double r = ref(i, j);
+      const auto it = found.find({i, j});
+      if (std::isnan(r)) {
+        EXPECT_TRUE(it == found.end()) << "an edge of a constant series " << i << "," << j;
+        continue;
+      }
+      const double metric = threshold.absolute ? std::abs(r) : r;
+      const bool keep = metric >= threshold.value;
+      expected += keep ? 1 : 0;
+      if (it != found.end()) {
+        worst = std::max(worst, std::abs(it->second - r));
+        EXPECT_NEAR(it->second, r, kTolerance) << "pair " << i << "," << j;
+      }
+      if (std::abs(metric - threshold.value) <= kTolerance) {
+        ++borderline;
+        continue;
+      }
+      EXPECT_EQ(it != found.end(), keep) << "pair " << i << "," << j << ": r " << r;
+    }
+  }
+  std::cout << found.size() << " edges (reference " << expected << ", " << borderline
+            << " within the tolerance of the threshold), worst |r - reference| " << worst << "\n";
+  EXPECT_GT(expected, 0);
+}
+
+TEST(Connectome, AverageRanksMatchCounting) {
+  std::mt19937 rng(test::test_seed());
+  std::uniform_int_distribution<int> value(0, 6);
+  std::vector<double> x(41);
+  for (double& v : x) v = value(rng);
+  const std::vector<double> ranks = average_ranks(x);
+  for (size_t a = 0; a < x.size(); ++a) {
+    double smaller = 0, equal = 0;
+    for (double y : x) {
+      smaller += y < x[a] ? 1 : 0;
+      equal += y == x[a] ? 1 : 0;
+    }
+    EXPECT_DOUBLE_EQ(ranks[a], 1.0 + smaller + (equal - 1.0) / 2.0);
+  }
+}
+
+TEST(Connectome, PearsonMatchesReference) {
+  std::mt19937 rng(test::test_seed());
+  Image image = make_series(197, 37, rng, false);
+  for (int t = 0; t < 37; ++t) {  // three constant series: excluded
+    for (int v : {0, 64, 150}) image.volume(t)[static_cast<size_t>(v)] = 7.0f;
+  }
+  check_against_reference(image, CorrelationMethod::kPearson, {.value = 0.3, .absolute = false});
+  check_against_reference(image, CorrelationMethod::kPearson, {.value = 0.3, .absolute = true});
+}
+
+TEST(Connectome, SpearmanWithTiesMatchesReference) {
+  std::mt19937 rng(test::test_seed());
+  const Image image = make_series(131, 29, rng, true);
+  check_against_reference(image, CorrelationMethod::kSpearman, {.value = 0.25, .absolute = true});
+}
+
+TEST(Connectome, TinyEdgeListSplitsLaunchesAndLosesNothing) {
+  std::mt19937 rng(test::test_seed());
+  const Image image = make_series(150, 20, rng, false);
+  const NodeSeries series = node_series(image, std::vector<uint8_t>(150, 1), CorrelationMethod::kPearson);
+  const auto found = collect(series, {.value = -1.0, .absolute = false}, 4096);  // every pair; one tile fits
+  EXPECT_EQ(found.size(), 150U * 149U / 2U);
+  EXPECT_THROW(collect(series, {.value = -1.0}, 100), std::runtime_error);  // one tile holds more than 100
+}
+
+TEST(Connectome, SymmetricCsrDegreeStrengthAndNpz) {
+  const std::vector<Edge> edges{{2, 5, 0.5f}, {0, 2, 0.7f}, {1, 5, -0.4f}, {2, 3, 0.9f}};
+  const SymmetricCsr g = symmetric_csr(6, edges);
+  EXPECT_EQ(g.edges(), 4);
+  EXPECT_EQ(g.indptr, (std::vector<int64_t>{0, 1, 2, 5, 6, 6, 8}));
+  EXPECT_EQ(g.indices, (std::vector<int32_t>{2, 5, 0, 3, 5, 2, 1, 2}));
+  EXPECT_EQ(g.data, (std::vector<float>{0.7f, -0.4f, 0.7f, 0.9f, 0.5f, 0.9f, -0.4f, 0.5f}));
+  EXPECT_EQ(degree(g), (std::vector<int64_t>{1, 1, 3, 1, 0, 2}));
+  const std::vector<double> s = strength(g);
+  EXPECT_NEAR(s[2], 2.1, 1e-6);
+  EXPECT_NEAR(s[5], 0.1, 1e-6);
+  EXPECT_THROW(symmetric_csr(6, {{1, 1, 0.5f}}), std::invalid_argument);
+  EXPECT_THROW(symmetric_csr(6, {{1, 6, 0.5f}}), std::invalid_argument);
+
+  const test::TempDir dir;
+  const auto path = dir.path() / "edges.npz";
+  write_csr_npz(path, g);
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".partial"));
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto members = io::read_zip_members(bytes, path.string());
+  ASSERT_EQ(members.size(), 5U);
+  const auto npy = [](const std::string& name, const std::string& descr, std::vector<int64_t> shape, const auto& v) {
+    return io::encode_npy(io::npy_member<typename std::decay_t<decltype(v)>::value_type>(name, descr, shape, v));
+  };
+  EXPECT_EQ(members.at("indices.npy"), npy("indices", "<i4", {8}, g.indices));
+  EXPECT_EQ(members.at("data.npy"), npy("data", "<f4", {8}, g.data));
+  EXPECT_EQ(members.at("shape.npy"), npy("shape", "<i8", {2}, std::vector<int64_t>{6, 6}));
+  const auto& header = members.at("format.npy");
+  const std::string text(header.begin(), header.end());
+  EXPECT_EQ(text.substr(1, 5), "NUMPY");
+  EXPECT_NE(text.find("'descr': '|S3'"), std::string::npos);
+  EXPECT_EQ(text.substr(text.size() - 3), "csr");
+  const size_t header_end = 10 + (static_cast<size_t>(header[8]) | (static_cast<size_t>(header[9]) << 8));
+  EXPECT_EQ(header_end % 64, 0U);  // the data start aligned, as NumPy writes them
+}
+
+TEST(Connectome, BadInput) {
+  std::mt19937 rng(test::test_seed());
+  const Image image = make_series(10, 5, rng, false);
+  EXPECT_THROW(node_series(image, std::vector<uint8_t>(10, 0), CorrelationMethod::kPearson), std::invalid_argument);
+  EXPECT_THROW(node_series(image, std::vector<uint8_t>(9, 1), CorrelationMethod::kPearson), std::invalid_argument);
+  const Image three_d = make_series(10, 2, rng, false);
+  EXPECT_THROW(node_series(three_d, std::vector<uint8_t>(10, 1), CorrelationMethod::kPearson), std::invalid_argument);
+  Image with_nan = image;
+  with_nan.volume(3)[4] = NAN;
+  EXPECT_THROW(node_series(with_nan, std::vector<uint8_t>(10, 1), CorrelationMethod::kPearson), std::invalid_argument);
+  const NodeSeries series = node_series(image, std::vector<uint8_t>(10, 1), CorrelationMethod::kPearson);
+  EXPECT_THROW(collect(series, {.value = NAN}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rtf
