@@ -61,7 +61,8 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   }
   const CorrelationMethod method =
       args.method == "spearman" ? CorrelationMethod::kSpearman : CorrelationMethod::kPearson;
-  const NodeSeries series = node_series(bold, mask, method);
+  NodeSeries series = node_series(bold, mask, method, false);
+  normalise_on_device(*device, series);
   const auto invalid = static_cast<int64_t>(std::count(series.valid.begin(), series.valid.end(), 0));
   spdlog::info("connectome: {} nodes ({} constant, excluded), {} volumes, {} r {} {}", series.nodes(), invalid,
                series.length, args.method, args.absolute ? "|r| >=" : ">=", args.threshold);

@@ -1,4 +1,4 @@
-// Thresholded correlations of normalised series, one 64 x 64 tile of node pairs per work-group
+// Thresholded correlations of normalised series, one 128 x 128 tile of node pairs per work-group
 // (core/connectome/thresholded_correlation.cpp, docs/algorithms/connectome.md): r_ij = z_i . z_j, where each z is a
 // node's series minus its mean, divided by its norm (Pearson; Spearman: of its average ranks), so the tile is a small
 // GEMM. Pairs i < j of valid nodes whose r passes the threshold are appended to the edge list through an atomic
@@ -9,18 +9,21 @@
 //   valid    uchar [N]: 0 for a constant series (no edges)
 //   count    int [1]: edges found by the launch (may exceed capacity: then only the first `capacity` are written)
 //   ei, ej   int [capacity], er float [capacity]: the edges (i < j) in no particular order
-// One launch: row tile `ti`, column tiles tj = tj0 + group 0 .. (upper triangle: tj0 >= ti).
+// One launch: row tiles ti = ti0 + group 1, column tiles tj = tj0 + group 0; tiles below the diagonal (tj < ti) return
+// at once, so a band of rows is one launch.
 // Compile-time defines: ABSOLUTE (|r| >= threshold instead of r >= threshold).
-// NDRange: 2D, local = (16, 16), global = (16 * column tiles, 16).
-#define TS 64  // tile side (nodes)
-#define TK 16  // series samples per local-memory step
-#define WPT 4  // outputs per work-item along each side
+// NDRange: 2D, local = (16, 16), global = (16 * column tiles, 16 * row tiles).
+#define TS 128  // tile side (nodes)
+#define TK 16   // series samples per local-memory step
+#define WPT 8   // outputs per work-item along each side: 64 multiply-adds per 16 local loads
 
 __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
-    __global const float* restrict z, __global const uchar* restrict valid, const int n, const int lp, const int ti,
+    __global const float* restrict z, __global const uchar* restrict valid, const int n, const int lp, const int ti0,
     const int tj0, const float threshold, __global int* restrict count, const int capacity,
     __global int* restrict ei, __global int* restrict ej, __global float* restrict er) {
+  const int ti = ti0 + (int)get_group_id(1);
   const int tj = tj0 + (int)get_group_id(0);
+  if (tj < ti) return;  // the whole work-group: below the diagonal
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int flat = ly * 16 + lx;
   const int row0 = ti * TS, col0 = tj * TS;
@@ -31,7 +34,7 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
     for (int v = 0; v < WPT; ++v) acc[u][v] = 0.0f;
   }
   for (int k0 = 0; k0 < lp; k0 += TK) {
-    for (int e = flat; e < TS * TK; e += 256) {  // 4 values of each tile per work-item, 16 samples of a row together
+    for (int e = flat; e < TS * TK; e += 256) {  // 8 values of each tile per work-item, 16 samples of a row together
       const int r = e / TK, k = e % TK;
       const int gi = row0 + r, gj = col0 + r;
       a[k][r] = gi < n ? z[(size_t)gi * (size_t)lp + (size_t)(k0 + k)] : 0.0f;

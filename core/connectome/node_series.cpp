@@ -8,6 +8,9 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/device/buffer.hpp"
+#include "core/device/launch.hpp"
+
 namespace rtf {
 
 std::vector<double> average_ranks(std::span<const double> x) {
@@ -25,7 +28,61 @@ std::vector<double> average_ranks(std::span<const double> x) {
   return ranks;
 }
 
-NodeSeries node_series(const Image& bold, const std::vector<uint8_t>& mask, CorrelationMethod method) {
+namespace {
+
+// Ranks (Spearman), centring and normalising one series in place, in double; false for a constant series.
+bool normalise_series(std::vector<double>& x, CorrelationMethod method) {
+  if (method == CorrelationMethod::kSpearman) x = average_ranks(x);
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
+  double norm = 0.0;
+  for (double& v : x) {
+    v -= mean;
+    norm += v * v;
+  }
+  norm = std::sqrt(norm);
+  if (!(norm > 0.0)) return false;
+  for (double& v : x) v /= norm;
+  return true;
+}
+
+void normalise_on_host(NodeSeries& s) {
+  const size_t lp = static_cast<size_t>(s.padded), l = static_cast<size_t>(s.length);
+  std::vector<double> x(l);
+  for (size_t node = 0; node < s.nodes(); ++node) {
+    float* row = &s.z[node * lp];
+    std::copy(row, row + l, x.begin());
+    const bool ok = normalise_series(x, s.method);
+    s.valid[node] = ok ? 1 : 0;
+    for (size_t t = 0; t < l; ++t) row[t] = ok ? static_cast<float>(x[t]) : 0.0f;
+  }
+  s.normalised = true;
+}
+
+}  // namespace
+
+void normalise_on_device(Device& device, NodeSeries& series) {
+  if (series.normalised) return;
+  if (series.length > kMaxDeviceSeriesLength) {
+    normalise_on_host(series);
+    return;
+  }
+  constexpr int kGroup = 64;
+  ClKernel kernel = device.kernel(
+      "node_normalise.cl", "node_normalise",
+      {fmt::format("L={}", series.length), fmt::format("LP={}", series.padded), fmt::format("WG={}", kGroup),
+       fmt::format("SPEARMAN={}", series.method == CorrelationMethod::kSpearman ? 1 : 0)});
+  const cl_command_queue q = device.queue();
+  DeviceBuffer<float> z(device, series.z.size());
+  z.write(q, series.z);
+  DeviceBuffer<uint8_t> valid(device, series.nodes());
+  set_args(kernel, z, valid);
+  launch<1>(q, kernel, {series.nodes() * kGroup}, {static_cast<size_t>(kGroup)}, {}, EventMode::kNone);
+  z.read(q, series.z);
+  valid.read(q, series.valid);
+  series.normalised = true;
+}
+
+NodeSeries node_series(const Image& bold, const std::vector<uint8_t>& mask, CorrelationMethod method, bool normalise) {
   const int64_t length = bold.nt();
   if (length < 3) {
     throw std::invalid_argument(fmt::format("a connectome needs a 4D series of at least 3 volumes, not {}", length));
@@ -35,6 +92,7 @@ NodeSeries node_series(const Image& bold, const std::vector<uint8_t>& mask, Corr
     throw std::invalid_argument(fmt::format("the mask has {} voxels, the series' volumes {}", mask.size(), volume));
   }
   NodeSeries s;
+  s.method = method;
   s.length = length;
   s.padded = (length + 15) / 16 * 16;
   for (size_t v = 0; v < volume; ++v) {
@@ -43,29 +101,23 @@ NodeSeries node_series(const Image& bold, const std::vector<uint8_t>& mask, Corr
   if (s.voxels.empty()) throw std::invalid_argument("the mask is empty: no nodes");
   const size_t n = s.voxels.size(), lp = static_cast<size_t>(s.padded);
   s.z.assign(n * lp, 0.0f);
-  s.valid.assign(n, 0);
-  std::vector<double> x(static_cast<size_t>(length));
-  for (size_t node = 0; node < n; ++node) {
+  s.valid.assign(n, 1);
+  // A blocked transpose (volumes -> node rows): a block of nodes' rows stays in cache while every volume is read.
+  constexpr size_t kBlock = 256;
+  for (size_t first = 0; first < n; first += kBlock) {
+    const size_t last = std::min(n, first + kBlock);
     for (int64_t t = 0; t < length; ++t) {
-      x[static_cast<size_t>(t)] = bold.volume(t)[static_cast<size_t>(s.voxels[node])];
-      if (!std::isfinite(x[static_cast<size_t>(t)])) {
-        throw std::invalid_argument(fmt::format("voxel {} has a non-finite value at volume {}", s.voxels[node], t));
+      const auto vol = bold.volume(t);
+      for (size_t node = first; node < last; ++node) {
+        const float x = vol[static_cast<size_t>(s.voxels[node])];
+        if (!std::isfinite(x)) {
+          throw std::invalid_argument(fmt::format("voxel {} has a non-finite value at volume {}", s.voxels[node], t));
+        }
+        s.z[node * lp + static_cast<size_t>(t)] = x;
       }
     }
-    if (method == CorrelationMethod::kSpearman) x = average_ranks(x);
-    const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(length);
-    double norm = 0.0;
-    for (double& v : x) {
-      v -= mean;
-      norm += v * v;
-    }
-    norm = std::sqrt(norm);
-    if (!(norm > 0.0)) continue;  // constant: invalid, z stays 0
-    s.valid[node] = 1;
-    for (int64_t t = 0; t < length; ++t) {
-      s.z[node * lp + static_cast<size_t>(t)] = static_cast<float>(x[static_cast<size_t>(t)] / norm);
-    }
   }
+  if (normalise) normalise_on_host(s);
   return s;
 }
 

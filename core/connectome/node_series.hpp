@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "core/device/device.hpp"
 #include "core/image/image.hpp"
 
 namespace rtf {
@@ -16,6 +17,8 @@ namespace rtf {
 enum class CorrelationMethod { kPearson, kSpearman };
 
 struct NodeSeries {
+  CorrelationMethod method = CorrelationMethod::kPearson;
+  bool normalised = false;      // false: z holds the raw series (normalise_on_device does the rest)
   std::vector<int64_t> voxels;  // node -> full-grid voxel index (x fastest)
   int64_t length = 0;           // L, volumes
   int64_t padded = 0;           // L rounded up to 16 (the device's step); the padding is 0
@@ -27,8 +30,17 @@ struct NodeSeries {
 // Ranks 1..n of x with ties given the average of their ranks.
 std::vector<double> average_ranks(std::span<const double> x);
 
-// `mask`: nonzero = a node, over bold's grid. Throws std::invalid_argument for a 3D image, fewer than 3 volumes, a
-// mask of another size, an empty mask, or non-finite values in a masked series (naming the voxel).
-NodeSeries node_series(const Image& bold, const std::vector<uint8_t>& mask, CorrelationMethod method);
+// `mask`: nonzero = a node, over bold's grid. With `normalise` the ranks and normalisation are done here (in double);
+// without, z holds the raw series for normalise_on_device. Throws std::invalid_argument for a 3D image, fewer than 3
+// volumes, a mask of another size, an empty mask, or non-finite values in a masked series (naming the voxel).
+NodeSeries node_series(const Image& bold, const std::vector<uint8_t>& mask, CorrelationMethod method,
+                       bool normalise = true);
+
+// The longest series normalise_on_device takes (two copies in local memory); longer ones are normalised on the host.
+constexpr int64_t kMaxDeviceSeriesLength = 4096;
+
+// Ranks (Spearman), centring and normalising on the device (kernels/node_normalise.cl): one work-group per node.
+// Falls back to the host for series longer than kMaxDeviceSeriesLength. No-op when already normalised.
+void normalise_on_device(Device& device, NodeSeries& series);
 
 }  // namespace rtf

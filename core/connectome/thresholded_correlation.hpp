@@ -1,8 +1,8 @@
 // Every pair of nodes whose correlation passes a threshold, on the device (kernels/correlation_tile.cl,
-// docs/algorithms/connectome.md): the N x N matrix is never held; the upper triangle is computed in 64 x 64 tiles, one
-// row of tiles per launch, each tile thresholded on the device and its edges appended to a list that the host reads
-// after each launch. A launch whose edges overflow the list is split and repeated, so any threshold works with a list
-// of bounded size.
+// docs/algorithms/connectome.md): the N x N matrix is never held; the upper triangle is computed in 128 x 128 tiles, a
+// band of tile rows per launch, each tile thresholded on the device and its edges appended to a list that the host
+// reads after each launch. A launch whose edges overflow the list is split and repeated, so any threshold works with
+// a list of bounded size.
 #pragma once
 
 #include <cstdint>
@@ -26,10 +26,10 @@ struct CorrelationThreshold {
 };
 
 using EdgeSink = std::function<void(std::span<const Edge>)>;
-using TileRowProgress = std::function<void(int64_t done, int64_t total)>;  // rows of 64-node tiles
+using TileRowProgress = std::function<void(int64_t done, int64_t total)>;  // rows of 128-node tiles
 
 // Streams the edges to `sink` (one call per launch, edges in no particular order within it). `max_edges`: the edge
-// list's capacity on the device (0: N x 64, one full row of tiles). Throws std::invalid_argument for a threshold that
+// list's capacity on the device (0: N x 128, one full row of tiles). Throws std::invalid_argument for a threshold that
 // is not finite or more than 2^31 nodes.
 void thresholded_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
                               const EdgeSink& sink, const TileRowProgress& progress = {}, int64_t max_edges = 0);

@@ -1,7 +1,7 @@
 // ctest-label: gpu
 // The connectome's correlations on the device (core/connectome/, kernels/correlation_tile.cl) against the double
 // reference (core/reference/connectome_reference.hpp) for every pair of small problems on odd sizes (several rows of
-// 64-node tiles, a partial last tile): Pearson and Spearman (integer data: many ties), positive and absolute
+// 128-node tiles, a partial last tile): Pearson and Spearman (integer data: many ties), positive and absolute
 // thresholds, constant series excluded; the edge set equals the reference's except for pairs within 1e-5 of the
 // threshold, and every r is within 1e-5. An edge list far too small for the edges (split launches) still yields every
 // pair once. The symmetric CSR, degree, strength and the .npz archive (members read back by our zip reader).
@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "core/connectome/node_series.hpp"
 #include "core/connectome/sparse_graph.hpp"
@@ -71,9 +72,11 @@ std::map<std::pair<int, int>, float> collect(const NodeSeries& series, const Cor
   return found;
 }
 
-void check_against_reference(const Image& image, CorrelationMethod method, const CorrelationThreshold& threshold) {
+void check_against_reference(const Image& image, CorrelationMethod method, const CorrelationThreshold& threshold,
+                             bool on_device) {
   std::vector<uint8_t> mask(static_cast<size_t>(image.nx()), 1);
-  const NodeSeries series = node_series(image, mask, method);
+  NodeSeries series = node_series(image, mask, method, !on_device);
+  normalise_on_device(test::test_device(), series);
   const auto found = collect(series, threshold);
   const Eigen::MatrixXd ref = method == CorrelationMethod::kSpearman ? reference::spearman_matrix(as_matrix(image))
                                                                      : reference::pearson_matrix(as_matrix(image));
@@ -125,25 +128,59 @@ TEST(Connectome, AverageRanksMatchCounting) {
 
 TEST(Connectome, PearsonMatchesReference) {
   std::mt19937 rng(test::test_seed());
-  Image image = make_series(197, 37, rng, false);
+  Image image = make_series(331, 37, rng, false);
   for (int t = 0; t < 37; ++t) {  // three constant series: excluded
-    for (int v : {0, 64, 150}) image.volume(t)[static_cast<size_t>(v)] = 7.0f;
+    for (int v : {0, 128, 300}) image.volume(t)[static_cast<size_t>(v)] = 7.0f;
   }
-  check_against_reference(image, CorrelationMethod::kPearson, {.value = 0.3, .absolute = false});
-  check_against_reference(image, CorrelationMethod::kPearson, {.value = 0.3, .absolute = true});
+  for (bool on_device : {false, true}) {
+    SCOPED_TRACE(on_device ? "normalised on the device" : "normalised on the host");
+    check_against_reference(image, CorrelationMethod::kPearson, {.value = 0.3, .absolute = false}, on_device);
+    check_against_reference(image, CorrelationMethod::kPearson, {.value = 0.3, .absolute = true}, on_device);
+  }
 }
 
 TEST(Connectome, SpearmanWithTiesMatchesReference) {
   std::mt19937 rng(test::test_seed());
   const Image image = make_series(131, 29, rng, true);
-  check_against_reference(image, CorrelationMethod::kSpearman, {.value = 0.25, .absolute = true});
+  for (bool on_device : {false, true}) {
+    SCOPED_TRACE(on_device ? "ranked on the device" : "ranked on the host");
+    check_against_reference(image, CorrelationMethod::kSpearman, {.value = 0.25, .absolute = true}, on_device);
+  }
+}
+
+// The device's ranks and normalisation equal the host's (double) within float rounding; constant series are flagged
+// alike; series past kMaxDeviceSeriesLength fall back to the host.
+TEST(Connectome, DeviceNormalisationEqualsHost) {
+  std::mt19937 rng(test::test_seed());
+  for (const auto& [n, l, integers] : {std::tuple{67, 53, true}, std::tuple{9, 4100, false}}) {
+    Image image = make_series(n, l, rng, integers);
+    for (int t = 0; t < l; ++t) image.volume(t)[3] = 5.0f;  // constant
+    for (CorrelationMethod method : {CorrelationMethod::kPearson, CorrelationMethod::kSpearman}) {
+      const std::vector<uint8_t> mask(static_cast<size_t>(n), 1);
+      const NodeSeries host = node_series(image, mask, method, true);
+      NodeSeries device = node_series(image, mask, method, false);
+      EXPECT_FALSE(device.normalised);
+      normalise_on_device(test::test_device(), device);
+      EXPECT_TRUE(device.normalised);
+      EXPECT_EQ(device.valid, host.valid);
+      EXPECT_EQ(host.valid[3], 0);
+      double worst = 0.0;
+      for (size_t k = 0; k < host.z.size(); ++k) worst = std::max(worst, double(std::abs(device.z[k] - host.z[k])));
+      EXPECT_LE(worst, 1e-6) << "L " << l;
+    }
+  }
+  const Image image = make_series(5, 10, rng, false);
+  const NodeSeries raw = node_series(image, std::vector<uint8_t>(5, 1), CorrelationMethod::kPearson, false);
+  EXPECT_THROW(collect(raw, {.value = 0.5}), std::invalid_argument);  // not normalised
 }
 
 TEST(Connectome, TinyEdgeListSplitsLaunchesAndLosesNothing) {
   std::mt19937 rng(test::test_seed());
   const Image image = make_series(150, 20, rng, false);
   const NodeSeries series = node_series(image, std::vector<uint8_t>(150, 1), CorrelationMethod::kPearson);
-  const auto found = collect(series, {.value = -1.0, .absolute = false}, 4096);  // every pair; one tile fits
+  // Every pair (11,175) through a list of 9,000: the band splits; the largest tile (the first diagonal one, 8,128
+  // pairs) fits.
+  const auto found = collect(series, {.value = -1.0, .absolute = false}, 9000);
   EXPECT_EQ(found.size(), 150U * 149U / 2U);
   EXPECT_THROW(collect(series, {.value = -1.0}, 100), std::runtime_error);  // one tile holds more than 100
 }

@@ -1,0 +1,98 @@
+// Connectome benchmark (issue 16): thresholded correlations of every pair of N nodes with series of L samples, as Zhao
+// et al. measured them ("full matrix": every pair computed; here each tile is thresholded where it is computed and
+// only the passing pairs leave the device). Random normal series (the time does not depend on them at a threshold few
+// pairs pass; --threshold lower to time the edge traffic too). Times the device part (upload of the normalised
+// series, every tile, the edges read back) and, separately, the host's gathering of the series and the device's
+// ranking and normalisation (kernels/node_normalise.cl, with the series' transfers both ways).
+// Prints one JSON line: medians and p95 of --runs runs after one untimed run, multiply-adds and their rate.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <random>
+#include <string>
+
+#include "bench/bench_stats.hpp"
+#include "core/connectome/node_series.hpp"
+#include "core/connectome/thresholded_correlation.hpp"
+#include "core/device/device.hpp"
+
+int main(int argc, char** argv) {
+  std::string device_spec, method = "pearson";
+  int64_t nodes = 58523, length = 512;
+  double threshold = 0.5;
+  bool absolute = false;
+  int runs = 5;
+  CLI::App app("rtfmri connectome benchmark: thresholded correlations of every node pair, JSON line");
+  app.add_option("--device", device_spec, "OpenCL device spec (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
+  app.add_option("--nodes", nodes, "N")->check(CLI::Range(int64_t{2}, int64_t{2000000000}))->capture_default_str();
+  app.add_option("--length", length, "L, samples per series")
+      ->check(CLI::Range(int64_t{3}, int64_t{100000}))
+      ->capture_default_str();
+  app.add_option("--method", method, "pearson or spearman")
+      ->check(CLI::IsMember({"pearson", "spearman"}))
+      ->capture_default_str();
+  app.add_option("--threshold", threshold, "Keep r >= threshold")->capture_default_str();
+  app.add_flag("--absolute", absolute, "Keep |r| >= threshold");
+  app.add_option("--runs", runs, "Timed runs")->check(CLI::PositiveNumber)->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    auto device = rtf::Device::open(device_spec);
+    fmt::print(stderr, "bench_connectome: device {}\n", device->info().label());
+    rtf::ImageHeader h;
+    h.dims = {nodes, 1, 1};
+    h.num_volumes = length;
+    rtf::Image series_image(h);
+    std::mt19937 rng(1);
+    std::normal_distribution<float> normal(100.0f, 10.0f);
+    for (float& x : series_image.data()) x = normal(rng);
+    const std::vector<uint8_t> mask(static_cast<size_t>(nodes), 1);
+    const rtf::CorrelationMethod m =
+        method == "spearman" ? rtf::CorrelationMethod::kSpearman : rtf::CorrelationMethod::kPearson;
+    const auto t0 = std::chrono::steady_clock::now();
+    const rtf::NodeSeries raw = rtf::node_series(series_image, mask, m, false);
+    const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<double> normalise_seconds;
+    rtf::NodeSeries series;
+    for (int run = 0; run <= runs; ++run) {
+      series = raw;
+      const auto start = std::chrono::steady_clock::now();
+      rtf::normalise_on_device(*device, series);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (run > 0) normalise_seconds.push_back(s);
+    }
+    std::vector<double> seconds;
+    int64_t edges = 0;
+    for (int run = 0; run <= runs; ++run) {
+      edges = 0;
+      const auto start = std::chrono::steady_clock::now();
+      rtf::thresholded_correlations(*device, series, {.value = threshold, .absolute = absolute},
+                                    [&](std::span<const rtf::Edge> e) { edges += static_cast<int64_t>(e.size()); });
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (run > 0) seconds.push_back(s);
+    }
+    const rtf::bench::Timing t = rtf::bench::summarize(seconds);
+    // Multiply-adds of the computed tiles: the upper triangle of 64 x 64 tiles (diagonal tiles whole), padded length.
+    const double tiles = static_cast<double>((nodes + 63) / 64);
+    const double fma = tiles * (tiles + 1) / 2 * 64.0 * 64.0 * static_cast<double>(series.padded);
+    rtf::bench::print_line({{"bench", "connectome"},
+                            {"device", device->info().device_name},
+                            {"method", method},
+                            {"nodes", nodes},
+                            {"length", length},
+                            {"threshold", threshold},
+                            {"absolute", absolute},
+                            {"edges", edges},
+                            {"runs", t.runs},
+                            {"median_s", t.median},
+                            {"p95_s", t.p95},
+                            {"host_gather_s", host_s},
+                            {"normalise_median_s", rtf::bench::summarize(normalise_seconds).median},
+                            {"multiply_adds", fma},
+                            {"tfma_per_s", fma / t.median * 1e-12}});
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_connectome: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
