@@ -1,15 +1,18 @@
-// `rtfmri connectome BOLD --threshold R --out PREFIX`: the voxel-wise connectome of a 4D NIfTI on the device (Pearson
-// or Spearman between every pair of mask voxels, thresholded by value), written as scipy.sparse's CSR .npz with the
-// node -> voxel map, degree and strength maps and a JSON summary. docs/algorithms/connectome.md.
+// `rtfmri connectome BOLD (--threshold R | --density D) --out PREFIX`: the voxel-wise connectome of a 4D NIfTI on the
+// device (Pearson or Spearman between every pair of mask voxels, thresholded by value or density), written as
+// scipy.sparse's CSR .npz with the node -> voxel map, degree and strength maps and a JSON summary.
+// docs/algorithms/connectome.md.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
+#include "core/connectome/density_threshold.hpp"
 #include "core/connectome/node_series.hpp"
 #include "core/connectome/sparse_graph.hpp"
 #include "core/connectome/thresholded_correlation.hpp"
@@ -22,9 +25,22 @@ namespace {
 
 struct ConnectomeArgs {
   std::string bold, mask, out, method = "pearson";
-  double threshold = std::nan("");
+  double threshold = std::nan(""), density = std::nan("");
   bool absolute = false;
+  uint64_t seed = 1;
 };
+
+// MemAvailable from /proc/meminfo in bytes (0 when unknown).
+double available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return 0.0;
+}
 
 void write_node_map(const std::string& path, const rtf::ImageHeader& grid, const std::vector<int64_t>& voxels,
                     const auto& values) {
@@ -43,8 +59,13 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   if (args.method == "kendall") {
     throw std::invalid_argument("--method kendall is not implemented yet (pearson, spearman)");
   }
-  if (!(std::abs(args.threshold) <= 1.0)) {
+  const bool by_density = !std::isnan(args.density);
+  if (by_density == !std::isnan(args.threshold)) throw std::invalid_argument("give --threshold R or --density D");
+  if (!by_density && !(std::abs(args.threshold) <= 1.0)) {
     throw std::invalid_argument(fmt::format("--threshold {}: a correlation threshold lies in [-1, 1]", args.threshold));
+  }
+  if (by_density && !(args.density > 0.0 && args.density <= 1.0)) {
+    throw std::invalid_argument(fmt::format("--density {}: a density lies in (0, 1]", args.density));
   }
   const Image bold = read_nifti(args.bold);
   if (bold.nt() < 3)
@@ -64,21 +85,43 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   NodeSeries series = node_series(bold, mask, method, false);
   normalise_on_device(*device, series);
   const auto invalid = static_cast<int64_t>(std::count(series.valid.begin(), series.valid.end(), 0));
-  spdlog::info("connectome: {} nodes ({} constant, excluded), {} volumes, {} r {} {}", series.nodes(), invalid,
-               series.length, args.method, args.absolute ? "|r| >=" : ">=", args.threshold);
+  const std::string rule = by_density ? fmt::format("density {}", args.density)
+                                      : fmt::format("{} {}", args.absolute ? "|r| >=" : "r >=", args.threshold);
+  spdlog::info("connectome: {} nodes ({} constant, excluded), {} volumes, {}, {}", series.nodes(), invalid,
+               series.length, args.method, rule);
+  if (by_density) {
+    const double need = density_memory_estimate(series, args.density), have = available_memory();
+    if (have > 0 && need > 0.8 * have) {
+      throw std::invalid_argument(
+          fmt::format("density {} needs about {:.1f} GiB of host memory for its edges; {:.1f} GiB "
+                      "are available: choose a lower density or a smaller mask",
+                      args.density, need / (1 << 30), have / (1 << 30)));
+    }
+  }
   std::vector<Edge> edges;
   const cli::Stopwatch compute;
   double last_log = 0.0;
-  thresholded_correlations(
-      *device, series, {.value = args.threshold, .absolute = args.absolute},
-      [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); },
-      [&](int64_t done, int64_t total) {
-        const double s = compute.seconds();
-        if (s - last_log < 1.0 && done < total) return;
-        last_log = s;
-        spdlog::info("tile rows {}/{}, {} edges, {:.1f} s, about {:.0f} s left", done, total, edges.size(), s,
-                     s / static_cast<double>(done) * static_cast<double>(total - done));
-      });
+  const auto progress = [&](int64_t done, int64_t total) {
+    const double s = compute.seconds();
+    if (s - last_log < 1.0 && done < total) return;
+    last_log = s;
+    spdlog::info("tile rows {}/{}, {:.1f} s, about {:.0f} s left", done, total, s,
+                 s / static_cast<double>(done) * static_cast<double>(total - done));
+  };
+  double threshold = args.threshold;
+  int passes = 1;
+  if (by_density) {
+    DensityEdges d = edges_at_density(*device, series, args.density, args.absolute, args.seed, progress);
+    edges = std::move(d.edges);
+    threshold = d.threshold;
+    passes = d.passes;
+    spdlog::info("density {}: {} of {} pairs, cut {} {:.7f} ({} pass(es))", args.density, d.requested, d.pairs,
+                 args.absolute ? "|r| >=" : "r >=", d.threshold, d.passes);
+  } else {
+    thresholded_correlations(
+        *device, series, {.value = args.threshold, .absolute = args.absolute},
+        [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); }, progress);
+  }
   const double compute_seconds = compute.seconds();
   const SymmetricCsr graph = symmetric_csr(static_cast<int64_t>(series.nodes()), edges);
   const auto n = static_cast<double>(series.nodes());
@@ -90,11 +133,18 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
                                          std::vector<int64_t>(bold.header().dims.begin(), bold.header().dims.end()))});
   write_node_map(args.out + "_degree.nii.gz", bold.header(), series.voxels, degree(graph));
   write_node_map(args.out + "_strength.nii.gz", bold.header(), series.voxels, strength(graph));
-  const nlohmann::json summary{{"bold", args.bold},         {"nodes", series.nodes()},
-                               {"constant_nodes", invalid}, {"volumes", series.length},
-                               {"method", args.method},     {"threshold", args.threshold},
-                               {"absolute", args.absolute}, {"edges", graph.edges()},
-                               {"density", density},        {"device_seconds", compute_seconds},
+  const nlohmann::json summary{{"bold", args.bold},
+                               {"nodes", series.nodes()},
+                               {"constant_nodes", invalid},
+                               {"volumes", series.length},
+                               {"method", args.method},
+                               {"threshold", threshold},
+                               {"absolute", args.absolute},
+                               {"density_requested", by_density ? nlohmann::json(args.density) : nlohmann::json()},
+                               {"passes", passes},
+                               {"edges", graph.edges()},
+                               {"density", density},
+                               {"device_seconds", compute_seconds},
                                {"seconds", clock.seconds()}};
   write_text_atomically(args.out + "_connectome.json", summary.dump(2) + "\n");
   fmt::print(
@@ -119,7 +169,12 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--method", args->method, "pearson, or spearman (average ranks for ties)")
       ->check(CLI::IsMember({"pearson", "spearman", "kendall"}))
       ->capture_default_str();
-  cmd->add_option("--threshold", args->threshold, "Keep pairs with r >= R (with --absolute: |r| >= R)")->required();
+  cmd->add_option("--threshold", args->threshold, "Keep pairs with r >= R (with --absolute: |r| >= R)");
+  cmd->add_option("--density", args->density,
+                  "Keep the fraction D of the pairs with the largest r (|r| with --absolute), exactly: a sampled cut, "
+                  "one pass, the k largest selected");
+  cmd->add_option("--seed", args->seed, "Seed of the node sample that estimates the density's cut")
+      ->capture_default_str();
   cmd->add_flag("--absolute", args->absolute,
                 "Keep negative correlations too (|r| >= R); without it negative correlations are dropped");
   cmd->add_option("--out", args->out,

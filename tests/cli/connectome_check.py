@@ -2,7 +2,8 @@
 """`rtfmri connectome` against numpy / scipy on real BOLD (tests/cli/connectome_checks.sh).
 
   connectome_check.py BOLD PREFIX METHOD THRESHOLD ABSOLUTE
-loads PREFIX_edges.npz with scipy.sparse.load_npz and PREFIX_nodes.npz, recomputes every pair's correlation of the
+(THRESHOLD "dD": a density D: the edges must be the round(D x pairs) largest, the JSON's cut within 1e-6 of numpy's
+k-th largest) loads PREFIX_edges.npz with scipy.sparse.load_npz and PREFIX_nodes.npz, recomputes every pair's correlation of the
 nodes' series (numpy.corrcoef for pearson, scipy.stats.spearmanr for spearman), and checks: the matrix is N x N and
 symmetric, its edges are exactly the pairs passing the threshold except pairs within 1e-5 of it, every r within 1e-5,
 constant series have no edges, the degree and strength maps equal the matrix's row counts and sums, and the JSON's
@@ -21,7 +22,8 @@ TOL = 1e-5
 
 def main():
     bold_path, prefix, method, threshold, absolute = sys.argv[1:6]
-    threshold, absolute = float(threshold), absolute == "1"
+    density = float(threshold[1:]) if threshold.startswith("d") else None
+    threshold, absolute = (0.0 if density else float(threshold)), absolute == "1"
     bold = read_nifti(bold_path).astype(np.float64)
     g = scipy.sparse.load_npz(prefix + "_edges.npz")
     nodes = np.load(prefix + "_nodes.npz")
@@ -39,10 +41,23 @@ def main():
         problems.append("not symmetric")
     metric = np.abs(r) if absolute else r
     upper = np.triu(np.ones((n, n), dtype=bool), 1) & ~constant[:, None] & ~constant[None, :]
+    report = json.load(open(prefix + "_connectome.json"))
+    if density:
+        k = int(round(density * upper.sum()))
+        threshold = np.sort(metric[upper])[::-1][k - 1]
+        if abs(report["threshold"] - threshold) > 1e-6:
+            problems_density = f"cut {report['threshold']} vs numpy's k-th largest {threshold} (k {k})"
+        else:
+            problems_density = None
+        TOL_CUT = 1e-6
+    else:
+        problems_density, TOL_CUT = None, TOL
     keep = upper & (metric >= threshold)
     dense = g.toarray()
     present = np.triu(dense != 0, 1)
-    decided = upper & (np.abs(metric - threshold) > TOL)
+    decided = upper & (np.abs(metric - threshold) > TOL_CUT)
+    if problems_density:
+        problems.append(problems_density)
     wrong = (present != keep) & decided
     if wrong.any():
         problems.append(f"{wrong.sum()} pairs decided differently, e.g. {np.argwhere(wrong)[:3].tolist()}")
@@ -57,11 +72,10 @@ def main():
         problems.append("degree map differs from the rows' counts")
     if np.max(np.abs(strength - np.asarray(g.sum(axis=1)).ravel())) > 1e-3:
         problems.append("strength map differs from the rows' sums")
-    report = json.load(open(prefix + "_connectome.json"))
     if report["edges"] != g.nnz // 2 or report["nodes"] != n:
         problems.append(f"JSON edges {report['edges']} nodes {report['nodes']}, matrix {g.nnz // 2} and {n}")
-    print(f"{method} {'|r|' if absolute else 'r'} >= {threshold}: {n} nodes ({constant.sum()} constant), "
-          f"{g.nnz // 2} edges (numpy/scipy {keep.sum()}, {(upper & ~decided).sum()} within {TOL} of the threshold), "
+    print(f"{method} {'|r|' if absolute else 'r'} >= {threshold:.7f}{f' (density {density})' if density else ''}: {n} nodes ({constant.sum()} constant), "
+          f"{g.nnz // 2} edges (numpy/scipy {keep.sum()}, {(upper & ~decided).sum()} within {TOL_CUT} of the threshold), "
           f"largest |r - numpy/scipy| {err:.2e}")
     for p in problems:
         print("FAILED:", p)

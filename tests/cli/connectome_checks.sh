@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Command-line checks of `rtfmri connectome` on real BOLD (nitime's fmri1 and fmri2): the edges (read by
 # scipy.sparse.load_npz) equal numpy.corrcoef's / scipy.stats.spearmanr's thresholded pairs except within 1e-5 of the
-# threshold, r within 1e-5, degree and strength maps, the JSON; bad input gives a clear error and no output file
+# threshold (a density: the k largest, the cut within 1e-6 of numpy's), r within 1e-5, degree and strength maps, the JSON; bad input gives a clear error and no output file
 # (an empty mask, NaN series: tests/connectome/test_thresholded_correlation.cpp).
 #   usage: connectome_checks.sh RTFMRI DATA_DIR WORK_DIR
 set -uo pipefail
@@ -30,8 +30,15 @@ expect_ok "spearman |r| >= 0.4 on fmri2" 'edges' "$RTFMRI" connectome "$B2" --me
   --absolute --out "$W/s"
 if "$PY" "$CHECK" "$B2" "$W/s" spearman 0.4 1; then pass "spearman = scipy.stats.spearmanr"; else fail "spearman edges"; fi
 
+expect_ok "pearson |r|, density 0.02 on fmri1" 'edges' "$RTFMRI" connectome "$B1" --density 0.02 --absolute --out "$W/d"
+if "$PY" "$CHECK" "$B1" "$W/d" pearson d0.02 1; then pass "density: the k largest |r| of numpy.corrcoef"
+else fail "density edges"; fi
+
 expect_error "a 3D image" 'needs a 4D series' "$RTFMRI" connectome "$W/p_degree.nii.gz" --threshold 0.5 --out "$W/bad"
 expect_error "a threshold outside [-1, 1]" 'lies in \[-1, 1\]' "$RTFMRI" connectome "$B1" --threshold 1.5 --out "$W/bad"
+expect_error "a density outside (0, 1]" 'lies in \(0, 1\]' "$RTFMRI" connectome "$B1" --density 1.5 --out "$W/bad"
+expect_error "both --threshold and --density" 'give --threshold R or --density D' "$RTFMRI" connectome "$B1" \
+  --threshold 0.5 --density 0.1 --out "$W/bad"
 expect_error "kendall (not yet)" 'not implemented yet' "$RTFMRI" connectome "$B1" --method kendall --threshold 0.5 \
   --out "$W/bad"
 if compgen -G "$W/bad*" >/dev/null; then fail "an error left files: $(ls "$W"/bad*)"; else pass "errors wrote nothing"; fi

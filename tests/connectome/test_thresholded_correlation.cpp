@@ -14,6 +14,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/connectome/density_threshold.hpp"
 #include "core/connectome/node_series.hpp"
 #include "core/connectome/sparse_graph.hpp"
 #include "core/connectome/thresholded_correlation.hpp"
@@ -172,6 +173,46 @@ TEST(Connectome, DeviceNormalisationEqualsHost) {
   const Image image = make_series(5, 10, rng, false);
   const NodeSeries raw = node_series(image, std::vector<uint8_t>(5, 1), CorrelationMethod::kPearson, false);
   EXPECT_THROW(collect(raw, {.value = 0.5}), std::invalid_argument);  // not normalised
+}
+
+// Density thresholds: exactly the k largest pairs of the reference (except pairs within 1e-6 of the cut), the cut
+// within 1e-6 of the reference's k-th largest r; a sample estimate that falls short repeats the pass.
+TEST(Connectome, DensityKeepsTheLargestPairs) {
+  std::mt19937 rng(test::test_seed());
+  const Image image = make_series(301, 41, rng, false);
+  NodeSeries series = node_series(image, std::vector<uint8_t>(301, 1), CorrelationMethod::kPearson, false);
+  normalise_on_device(test::test_device(), series);
+  const Eigen::MatrixXd ref = reference::pearson_matrix(as_matrix(image));
+  for (const auto& [density, absolute, margin] :
+       {std::tuple{0.05, false, 1.5}, std::tuple{0.01, true, 1.5}, std::tuple{0.02, false, 0.1}}) {
+    SCOPED_TRACE(::testing::Message() << "density " << density << (absolute ? " |r|" : " r") << " margin " << margin);
+    const DensityEdges d = edges_at_density(test::test_device(), series, density, absolute, 7, {}, margin);
+    EXPECT_EQ(d.pairs, 301 * 300 / 2);
+    EXPECT_EQ(d.requested, std::llround(density * 301 * 300 / 2));
+    EXPECT_GE(static_cast<int64_t>(d.edges.size()), d.requested);
+    EXPECT_LE(static_cast<int64_t>(d.edges.size()), d.requested + 2);  // ties of float r only
+    if (margin < 1.0) {
+      EXPECT_GT(d.passes, 1);
+    }
+    std::vector<double> all;
+    for (int i = 0; i < 301; ++i) {
+      for (int j = i + 1; j < 301; ++j) all.push_back(absolute ? std::abs(ref(i, j)) : ref(i, j));
+    }
+    std::nth_element(all.begin(), all.begin() + (d.requested - 1), all.end(), std::greater<>());
+    const double kth = all[static_cast<size_t>(d.requested - 1)];
+    EXPECT_NEAR(d.threshold, kth, 1e-6);
+    std::set<std::pair<int, int>> kept;
+    for (const Edge& e : d.edges) kept.insert({e.i, e.j});
+    for (int i = 0; i < 301; ++i) {
+      for (int j = i + 1; j < 301; ++j) {
+        const double m = absolute ? std::abs(ref(i, j)) : ref(i, j);
+        if (std::abs(m - kth) <= 1e-6) continue;
+        EXPECT_EQ(kept.count({i, j}) == 1, m > kth) << "pair " << i << "," << j;
+      }
+    }
+  }
+  EXPECT_THROW(edges_at_density(test::test_device(), series, 0.0, false), std::invalid_argument);
+  EXPECT_THROW(edges_at_density(test::test_device(), series, 1.5, false), std::invalid_argument);
 }
 
 TEST(Connectome, TinyEdgeListSplitsLaunchesAndLosesNothing) {

@@ -1,0 +1,101 @@
+// Density thresholds: the sample, the candidate pass(es), the exact selection of the k largest.
+#include "core/connectome/density_threshold.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+namespace rtf {
+
+namespace {
+
+constexpr size_t kSampleNodes = 2048;
+
+float metric(const Edge& e, bool absolute) {
+  return absolute ? std::abs(e.r) : e.r;
+}
+
+// Every pair's r among a seeded random subset of the valid nodes, sorted descending by the metric.
+std::vector<float> sample_metrics(Device& device, const NodeSeries& series, bool absolute, uint64_t seed) {
+  std::vector<size_t> valid;
+  for (size_t i = 0; i < series.nodes(); ++i) {
+    if (series.valid[i]) valid.push_back(i);
+  }
+  std::mt19937_64 rng(seed);
+  std::shuffle(valid.begin(), valid.end(), rng);
+  valid.resize(std::min(valid.size(), kSampleNodes));
+  NodeSeries sample;
+  sample.method = series.method;
+  sample.normalised = true;
+  sample.length = series.length;
+  sample.padded = series.padded;
+  const auto lp = static_cast<size_t>(series.padded);
+  for (size_t k = 0; k < valid.size(); ++k) {
+    sample.voxels.push_back(series.voxels[valid[k]]);
+    sample.valid.push_back(1);
+    sample.z.insert(sample.z.end(), series.z.begin() + static_cast<std::ptrdiff_t>(valid[k] * lp),
+                    series.z.begin() + static_cast<std::ptrdiff_t>((valid[k] + 1) * lp));
+  }
+  std::vector<float> values;
+  thresholded_correlations(device, sample, {.value = -2.0, .absolute = false}, [&](std::span<const Edge> edges) {
+    for (const Edge& e : edges) values.push_back(metric(e, absolute));
+  });
+  std::sort(values.begin(), values.end(), std::greater<>());
+  return values;
+}
+
+}  // namespace
+
+double density_memory_estimate(const NodeSeries& series, double density) {
+  const auto v = static_cast<double>(std::count(series.valid.begin(), series.valid.end(), 1));
+  const double k = density * v * (v - 1) / 2;
+  return 1.5 * k * sizeof(Edge) + 2 * k * (sizeof(int32_t) + sizeof(float)) + 8.0 * static_cast<double>(series.nodes());
+}
+
+DensityEdges edges_at_density(Device& device, const NodeSeries& series, double density, bool absolute, uint64_t seed,
+                              const TileRowProgress& progress, double margin) {
+  if (!(density > 0.0 && density <= 1.0)) {
+    throw std::invalid_argument(fmt::format("density {}: it lies in (0, 1]", density));
+  }
+  const auto v = static_cast<int64_t>(std::count(series.valid.begin(), series.valid.end(), 1));
+  if (v < 2) throw std::invalid_argument("a density needs at least 2 nodes that are not constant");
+  DensityEdges out;
+  out.pairs = v * (v - 1) / 2;
+  out.requested = std::max<int64_t>(1, std::llround(density * static_cast<double>(out.pairs)));
+  const std::vector<float> sample = sample_metrics(device, series, absolute, seed);
+  // The candidate cut: the sample's value at 1.5 times the density (plus a few sample pairs), doubled each retry.
+  double fraction = std::min(1.0, margin * density + (margin >= 1.0 ? 8.0 / static_cast<double>(sample.size()) : 0.0));
+  std::vector<Edge> candidates;
+  while (true) {
+    const auto at = static_cast<size_t>(std::min<double>(static_cast<double>(sample.size()) - 1,
+                                                         std::floor(fraction * static_cast<double>(sample.size()))));
+    const double cut = fraction >= 1.0 ? -2.0 : static_cast<double>(sample[at]);
+    if (out.passes == 0) out.sample_cut = cut;
+    candidates.clear();
+    thresholded_correlations(
+        device, series, {.value = cut, .absolute = absolute},
+        [&](std::span<const Edge> edges) { candidates.insert(candidates.end(), edges.begin(), edges.end()); },
+        progress);
+    ++out.passes;
+    if (static_cast<int64_t>(candidates.size()) >= out.requested || fraction >= 1.0) break;
+    fraction = std::min(1.0, fraction * 2.0);
+  }
+  // The k-th largest metric among the candidates; every candidate at or above it is kept (ties included).
+  std::vector<float> values(candidates.size());
+  std::transform(candidates.begin(), candidates.end(), values.begin(),
+                 [&](const Edge& e) { return metric(e, absolute); });
+  const auto kth = static_cast<size_t>(std::min<int64_t>(out.requested, static_cast<int64_t>(values.size())) - 1);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(kth), values.end(), std::greater<>());
+  const float threshold = values[kth];
+  out.threshold = threshold;
+  for (const Edge& e : candidates) {
+    if (metric(e, absolute) >= threshold) out.edges.push_back(e);
+  }
+  return out;
+}
+
+}  // namespace rtf

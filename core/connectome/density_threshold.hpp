@@ -1,0 +1,33 @@
+// Thresholding a connectome by density (docs/algorithms/connectome.md): keep the k = round(D x P) pairs with the
+// largest r (or |r|), P the pairs of valid nodes. The cut is exact, not a histogram bin: a sample of the pairs (every
+// pair among a seeded random subset of about 2,000 nodes) estimates r at density 1.5 D; one pass over all pairs keeps
+// the candidates above it (a bounded list: ~1.5 k edges), and the host selects the k largest among them. Should the
+// estimate fall short (fewer than k candidates), the pass is repeated with a lower cut. Pairs tied with the k-th
+// value are all kept, so the density can exceed D by ties.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/connectome/thresholded_correlation.hpp"
+
+namespace rtf {
+
+struct DensityEdges {
+  std::vector<Edge> edges;
+  double threshold = 0.0;   // the k-th largest r (|r| with absolute): every kept edge is at or above it
+  int64_t pairs = 0;        // P, pairs of valid nodes
+  int64_t requested = 0;    // k
+  int passes = 0;           // passes over all pairs (1 unless the sample's estimate fell short)
+  double sample_cut = 0.0;  // the first pass's candidate cut
+};
+
+// Host memory the candidates need (bytes), for the caller's refusal before computing: ~1.5 k edges, their CSR.
+double density_memory_estimate(const NodeSeries& series, double density);
+
+// `margin`: the candidate cut is the sample's value at margin x density (tests shrink it to force a repeated pass).
+// Throws std::invalid_argument for a density outside (0, 1] or fewer than 2 valid nodes.
+DensityEdges edges_at_density(Device& device, const NodeSeries& series, double density, bool absolute,
+                              uint64_t seed = 1, const TileRowProgress& progress = {}, double margin = 1.5);
+
+}  // namespace rtf
