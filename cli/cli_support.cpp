@@ -6,6 +6,8 @@
 
 #include <stdexcept>
 
+#include "core/io/nifti_io.hpp"
+
 namespace rtf::cli {
 
 std::unique_ptr<Device> open_device(const GlobalOptions& globals) {
@@ -38,6 +40,19 @@ CLI::App& sim_group(CLI::App& app) {
   auto* sim = app.add_subcommand("sim", "Scanner simulator: replay a 4D NIfTI to a server, or make a phantom");
   sim->require_subcommand(1);
   return *sim;
+}
+
+void write_voxel_values(const std::string& path, const ImageHeader& grid, const std::vector<int64_t>& voxels,
+                        const std::vector<double>& values) {
+  if (voxels.size() != values.size()) throw std::logic_error("write_voxel_values: sizes differ");
+  ImageHeader h = grid;
+  h.num_volumes = 1;
+  h.tr_s = 0.0;
+  h.source_type = DataType::kFloat32;
+  Image image(h, 0.0f);
+  for (size_t k = 0; k < voxels.size(); ++k)
+    image.data()[static_cast<size_t>(voxels[k])] = static_cast<float>(values[k]);
+  write_nifti(path, image);
 }
 
 }  // namespace rtf::cli

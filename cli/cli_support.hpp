@@ -1,9 +1,10 @@
-// Helpers shared by subcommands: opening the selected device (logged), timing, grid checks.
+// Helpers shared by subcommands: opening the selected device (logged), timing, grid checks, writing per-voxel values.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/command_registry.hpp"
 #include "core/device/device.hpp"
@@ -17,6 +18,10 @@ std::unique_ptr<Device> open_device(const GlobalOptions& globals);
 // Throws std::invalid_argument naming both files when `other` is not on the same voxel grid as `ref`.
 void require_same_grid(const ImageHeader& ref, const std::string& ref_name, const ImageHeader& other,
                        const std::string& other_name);
+
+// Writes a 3D float NIfTI on `grid` with values[k] at voxel voxels[k] (full-grid index, x fastest) and 0 elsewhere.
+void write_voxel_values(const std::string& path, const ImageHeader& grid, const std::vector<int64_t>& voxels,
+                        const std::vector<double>& values);
 
 class Stopwatch {
  public:

@@ -42,17 +42,6 @@ double available_memory() {
   return 0.0;
 }
 
-void write_node_map(const std::string& path, const rtf::ImageHeader& grid, const std::vector<int64_t>& voxels,
-                    const auto& values) {
-  rtf::ImageHeader h = grid;
-  h.num_volumes = 1;
-  h.tr_s = 0.0;
-  rtf::Image image(h, 0.0f);
-  for (size_t k = 0; k < voxels.size(); ++k)
-    image.data()[static_cast<size_t>(voxels[k])] = static_cast<float>(values[k]);
-  rtf::write_nifti(path, image);
-}
-
 void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf;
   const cli::Stopwatch clock;
@@ -131,21 +120,18 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
                 {io::npy_member<int64_t>("voxels", "<i8", {static_cast<int64_t>(series.nodes())}, series.voxels),
                  io::npy_member<int64_t>("dims", "<i8", {3},
                                          std::vector<int64_t>(bold.header().dims.begin(), bold.header().dims.end()))});
-  write_node_map(args.out + "_degree.nii.gz", bold.header(), series.voxels, degree(graph));
-  write_node_map(args.out + "_strength.nii.gz", bold.header(), series.voxels, strength(graph));
-  const nlohmann::json summary{{"bold", args.bold},
-                               {"nodes", series.nodes()},
-                               {"constant_nodes", invalid},
-                               {"volumes", series.length},
-                               {"method", args.method},
-                               {"threshold", threshold},
-                               {"absolute", args.absolute},
-                               {"density_requested", by_density ? nlohmann::json(args.density) : nlohmann::json()},
-                               {"passes", passes},
-                               {"edges", graph.edges()},
-                               {"density", density},
-                               {"device_seconds", compute_seconds},
-                               {"seconds", clock.seconds()}};
+  const std::vector<int64_t> degrees = degree(graph);
+  cli::write_voxel_values(args.out + "_degree.nii.gz", bold.header(), series.voxels,
+                          std::vector<double>(degrees.begin(), degrees.end()));
+  cli::write_voxel_values(args.out + "_strength.nii.gz", bold.header(), series.voxels, strength(graph));
+  const nlohmann::json summary{
+      {"bold", args.bold},         {"nodes", series.nodes()},
+      {"constant_nodes", invalid}, {"volumes", series.length},
+      {"method", args.method},     {"threshold", threshold},
+      {"absolute", args.absolute}, {"density_requested", by_density ? nlohmann::json(args.density) : nlohmann::json()},
+      {"passes", passes},          {"edges", graph.edges()},
+      {"density", density},        {"device_seconds", compute_seconds},
+      {"seconds", clock.seconds()}};
   write_text_atomically(args.out + "_connectome.json", summary.dump(2) + "\n");
   fmt::print(
       "connectome: {} nodes, {} edges (density {:.3g}) -> {}_edges.npz, _nodes.npz, _degree, _strength, "

@@ -111,18 +111,6 @@ std::pair<int64_t, double> summarize(const rtf::Image& map, double threshold, bo
   return {above, peak};
 }
 
-void write_masked(const std::string& path, const rtf::ImageHeader& grid, const std::vector<int32_t>& voxels,
-                  const std::vector<double>& values) {
-  rtf::ImageHeader h = grid;
-  h.num_volumes = 1;
-  h.tr_s = 0.0;
-  rtf::Image image(h, 0.0f);
-  for (size_t i = 0; i < voxels.size(); ++i)
-    image.data()[static_cast<size_t>(voxels[i])] = static_cast<float>(values[i]);
-  rtf::write_nifti(path, image);
-}
-
-
 // --noise arP [--permutations N]: the AR(P) GLM of the (optionally smoothed) series, then the permutation test.
 void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const rtf::DesignMatrix& design,
             const rtf::DesignOptions& options, const std::vector<rtf::GlmContrast>& contrasts,
@@ -216,10 +204,11 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
     const FirstLevelPermutationResult r =
         first_level_permutation_test(device, bold, design.x, contrasts, mask, po, progress);
     const ImageHeader& grid = bold.header();
+    const std::vector<int64_t> voxels(r.voxels.begin(), r.voxels.end());
     for (size_t k = 0; k < contrasts.size(); ++k) {
       const FirstLevelContrastResult& cr = r.contrasts[k];
       const std::string base = c.out + "_contrast-" + file_safe(contrasts[k].name);
-      write_masked(base + "_vox_corrp.nii.gz", grid, r.voxels, cr.vox_corrp);
+      cli::write_voxel_values(base + "_vox_corrp.nii.gz", grid, voxels, cr.vox_corrp);
       rtf::write_null_distribution(base + "_null_vox.txt", cr.max_null);
       size_t significant = 0;
       for (double x : cr.vox_corrp) significant += x >= 0.95 ? 1 : 0;
@@ -229,11 +218,11 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
                                {"seed", c.seed},
                                {"fwe_voxels", significant}};
       if (!cr.clustere_corrp.empty()) {
-        write_masked(base + "_clustere_corrp.nii.gz", grid, r.voxels, cr.clustere_corrp);
+        cli::write_voxel_values(base + "_clustere_corrp.nii.gz", grid, voxels, cr.clustere_corrp);
         rtf::write_null_distribution(base + "_null_clustere.txt", cr.max_extent);
       }
       if (!cr.clusterm_corrp.empty()) {
-        write_masked(base + "_clusterm_corrp.nii.gz", grid, r.voxels, cr.clusterm_corrp);
+        cli::write_voxel_values(base + "_clusterm_corrp.nii.gz", grid, voxels, cr.clusterm_corrp);
         rtf::write_null_distribution(base + "_null_clusterm.txt", cr.max_mass);
       }
       if (!cr.max_extent.empty()) {
@@ -241,8 +230,9 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
         inference["clusters"] = cr.clusters;
       }
       if (!cr.tfce.empty()) {
-        write_masked(base + "_tfce.nii.gz", grid, r.voxels, std::vector<double>(cr.tfce.begin(), cr.tfce.end()));
-        write_masked(base + "_tfce_corrp.nii.gz", grid, r.voxels, cr.tfce_corrp);
+        cli::write_voxel_values(base + "_tfce.nii.gz", grid, voxels,
+                                std::vector<double>(cr.tfce.begin(), cr.tfce.end()));
+        cli::write_voxel_values(base + "_tfce_corrp.nii.gz", grid, voxels, cr.tfce_corrp);
         rtf::write_null_distribution(base + "_null_tfce.txt", cr.max_tfce);
         inference["tfce_dh"] = cr.dh;
       }
@@ -414,8 +404,12 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--seed", c->seed, "Seed of the permutations (the same seed, the same permutations on every device)")
       ->capture_default_str();
-  cmd->add_option("--tfce-e", c->tfce_e, "TFCE extent exponent E")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--tfce-h", c->tfce_h, "TFCE height exponent H")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--tfce-e", c->tfce_e, "TFCE extent exponent E")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--tfce-h", c->tfce_h, "TFCE height exponent H")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--connectivity", c->connectivity, "Cluster and TFCE neighbourhood: 6, 18 or 26")
       ->check(CLI::IsMember({6, 18, 26}))
       ->capture_default_str();

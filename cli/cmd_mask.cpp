@@ -3,10 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/cli_support.hpp"
+#include "core/io/data_lookup.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "core/mask/template_mask.hpp"
-#include "core/io/data_lookup.hpp"
 
 namespace {
 

@@ -75,19 +75,6 @@ std::vector<int64_t> analysis_voxels(const rtf::Image& data, const std::string& 
   return voxels;
 }
 
-void write_map(const std::string& path, const rtf::ImageHeader& grid, const std::vector<int64_t>& voxels,
-               const std::vector<double>& values) {
-  rtf::ImageHeader h = grid;
-  h.num_volumes = 1;
-  h.tr_s = 0.0;
-  h.source_type = rtf::DataType::kFloat32;
-  rtf::Image image(h, 0.0f);
-  auto out = image.volume(0);
-  for (size_t i = 0; i < voxels.size(); ++i) out[static_cast<size_t>(voxels[i])] = static_cast<float>(values[i]);
-  rtf::write_nifti(path, image);
-}
-
-
 void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   rtf::cli::Stopwatch clock;
   for (const auto& [flag, value] : {std::pair{"-c", args.cluster_extent}, std::pair{"-C", args.cluster_mass}}) {
@@ -290,19 +277,19 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
                                               consume ? kClusterBlock : 128)
                 : rtf::voxel_permutation_test(*device, models[k], identity, residuals, nv);
     std::vector<double> t(r.t.begin(), r.t.end());
-    write_map(args.output + "_" + suffix + ".nii.gz", data.header(), voxels, t);
+    rtf::cli::write_voxel_values(args.output + "_" + suffix + ".nii.gz", data.header(), voxels, t);
     nlohmann::json entry = {{"name", names[k]}, {"file", suffix}, {"max", *std::max_element(t.begin(), t.end())}};
     if (args.voxelwise) {
       auto p = r.uncorrected_p();
       for (double& x : p) x = 1.0 - x;
-      write_map(args.output + "_vox_p_" + suffix + ".nii.gz", data.header(), voxels, p);
+      rtf::cli::write_voxel_values(args.output + "_vox_p_" + suffix + ".nii.gz", data.header(), voxels, p);
       auto corrp = r.corrected_p();
       size_t significant = 0;
       for (double& x : corrp) {
         significant += x <= 0.05 ? 1 : 0;
         x = 1.0 - x;
       }
-      write_map(args.output + "_vox_corrp_" + suffix + ".nii.gz", data.header(), voxels, corrp);
+      rtf::cli::write_voxel_values(args.output + "_vox_corrp_" + suffix + ".nii.gz", data.header(), voxels, corrp);
       rtf::write_null_distribution(args.output + "_vox_null_" + suffix + ".txt", r.max_null);
       entry["fwe_significant_voxels"] = significant;
       entry["seconds"] = contrast_clock.seconds();
@@ -311,8 +298,8 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     }
     if (extent && cluster_test) {
       const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_extent));
-      write_map(args.output + "_clustere_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                rtf::fwe_one_minus_p(o.extent, max_extent, 0.0));
+      rtf::cli::write_voxel_values(args.output + "_clustere_corrp_" + suffix + ".nii.gz", data.header(), voxels,
+                                   rtf::fwe_one_minus_p(o.extent, max_extent, 0.0));
       rtf::write_null_distribution(args.output + "_clustere_null_" + suffix + ".txt", max_extent);
       entry["clusters_extent"] = {{"threshold", args.cluster_extent},
                                   {"clusters", o.clusters},
@@ -322,8 +309,8 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     }
     if (mass && cluster_test) {
       const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_mass));
-      write_map(args.output + "_clusterm_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                rtf::fwe_one_minus_p(o.mass, max_mass, 1e-6));
+      rtf::cli::write_voxel_values(args.output + "_clusterm_corrp_" + suffix + ".nii.gz", data.header(), voxels,
+                                   rtf::fwe_one_minus_p(o.mass, max_mass, 1e-6));
       rtf::write_null_distribution(args.output + "_clusterm_null_" + suffix + ".txt", max_mass);
       entry["clusters_mass"] = {{"threshold", args.cluster_mass},
                                 {"clusters", o.clusters},
@@ -331,11 +318,11 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     }
     if (tfce_test) {
       const std::vector<float> observed = tfce->tfce(r.t, dh);
-      write_map(args.output + "_tfce_" + suffix + ".nii.gz", data.header(), voxels,
-                std::vector<double>(observed.begin(), observed.end()));
+      rtf::cli::write_voxel_values(args.output + "_tfce_" + suffix + ".nii.gz", data.header(), voxels,
+                                   std::vector<double>(observed.begin(), observed.end()));
       // Float sums of up to ~100 terms on the device: a relative slack of 1e-4 keeps the identity's own maximum.
-      write_map(args.output + "_tfce_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                rtf::fwe_one_minus_p(observed, max_tfce, 1e-4));
+      rtf::cli::write_voxel_values(args.output + "_tfce_corrp_" + suffix + ".nii.gz", data.header(), voxels,
+                                   rtf::fwe_one_minus_p(observed, max_tfce, 1e-4));
       rtf::write_null_distribution(args.output + "_tfce_null_" + suffix + ".txt", max_tfce);
       entry["tfce"] = {{"dh", dh},
                        {"E", tfce->E()},
@@ -385,8 +372,12 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                 "TFCE (E 0.5, H 2, 26-connected, step = the largest observed t / 100) of t contrasts: "
                 "PREFIX_tfce_tstatK, PREFIX_tfce_corrp_tstatK");
   cmd->add_flag("--T2", args->tfce_2d, "TFCE with randomise's 2D setting (E 1, for TBSS skeletons): as -T otherwise");
-  cmd->add_option("--tfce_H", args->tfce_h, "TFCE height exponent H")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--tfce_E", args->tfce_e, "TFCE extent exponent E")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--tfce_H", args->tfce_h, "TFCE height exponent H")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--tfce_E", args->tfce_e, "TFCE extent exponent E")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--tfce_C", args->tfce_c, "TFCE connectivity: 6, 18 or 26 neighbours")
       ->check(CLI::IsMember({6, 18, 26}))
       ->capture_default_str();

@@ -1,5 +1,5 @@
-// `rtfmri register MOVING FIXED --out PREFIX`: linear registration on the device (6, 9 or 12 degrees of freedom, NCC, MI
-// or LNCC, coarse to fine); writes the ITK affine, the moving image resampled onto the fixed grid and a JSON report.
+// `rtfmri register MOVING FIXED --out PREFIX`: linear registration on the device (6, 9 or 12 degrees of freedom, NCC,
+// MI or LNCC, coarse to fine); writes the ITK affine, the moving image resampled onto the fixed grid and a JSON report.
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -116,8 +116,14 @@ void run(const RegisterArgs& args, const rtf::cli::GlobalOptions& globals) {
   rtf::write_text_atomically(report_path, report.dump(2) + "\n");
   if (!result.converged) spdlog::warn("the finest level stopped at --max-iterations before converging");
   spdlog::info("registered {} to {} ({} dof): {} {:.4f} -> {:.4f}; wrote {}, {}, {} ({:.2f} s)", args.moving,
-               args.fixed, args.dof, cost_name, mi ? result.initial_mi : lncc ? result.initial_lncc : result.initial_ncc,
-               mi ? result.mi : lncc ? result.lncc : result.ncc, affine_path, warped_path, report_path, clock.seconds());
+               args.fixed, args.dof, cost_name,
+               mi     ? result.initial_mi
+               : lncc ? result.initial_lncc
+                      : result.initial_ncc,
+               mi     ? result.mi
+               : lncc ? result.lncc
+                      : result.ncc,
+               affine_path, warped_path, report_path, clock.seconds());
 }
 
 void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {

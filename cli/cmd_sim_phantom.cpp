@@ -8,12 +8,12 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
+#include "core/io/data_lookup.hpp"
 #include "sim/phantom/activation.hpp"
 #include "sim/phantom/design.hpp"
 #include "sim/phantom/motion_trajectory.hpp"
 #include "sim/phantom/phantom.hpp"
 #include "sim/phantom/phantom_writer.hpp"
-#include "core/io/data_lookup.hpp"
 
 namespace {
 
@@ -93,9 +93,8 @@ void run(PhantomCli& c) {
     s.tsnr = 0.0;
     s.drift_percent = 0.0;
   }
-  s.template_path = c.template_path.empty()
-                        ? rtf::find_installed_data(rtf::kDefaultTemplate, rtf::executable_dir())
-                        : std::filesystem::path(c.template_path);
+  s.template_path = c.template_path.empty() ? rtf::find_installed_data(rtf::kDefaultTemplate, rtf::executable_dir())
+                                            : std::filesystem::path(c.template_path);
 
   const rtf::sim::PhantomResult r = rtf::sim::make_phantom(s);
   const rtf::sim::WriteReport w = rtf::sim::write_phantom(r, c.out);
