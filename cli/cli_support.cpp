@@ -55,4 +55,12 @@ void write_voxel_values(const std::string& path, const ImageHeader& grid, const 
   write_nifti(path, image);
 }
 
+void ProgressLog::operator()(int64_t done, int64_t total) {
+  const double s = clock_.seconds();
+  if ((s - last_ < every_ && done < total) || done <= 0) return;
+  last_ = s;
+  spdlog::info("{} {}/{}, {:.1f} s, about {:.0f} s left", what_, done, total, s,
+               s / static_cast<double>(done) * static_cast<double>(total - done));
+}
+
 }  // namespace rtf::cli

@@ -31,6 +31,20 @@ class Stopwatch {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// Progress of a long loop on the log: "WHAT done/total, elapsed s, about N s left", at most once per `every` seconds
+// and at the end. Call it with the work done so far.
+class ProgressLog {
+ public:
+  explicit ProgressLog(std::string what, double every = 1.0) : what_(std::move(what)), every_(every) {}
+  void operator()(int64_t done, int64_t total);
+
+ private:
+  std::string what_;
+  double every_;
+  Stopwatch clock_;
+  double last_ = 0.0;
+};
+
 }  // namespace rtf::cli
 
 namespace rtf::cli {

@@ -24,16 +24,9 @@ void run(const ApplyArgs& args, const rtf::cli::GlobalOptions& globals) {
   const auto interp = *rtf::parse_resample_interpolation(args.interp);
   auto device = rtf::cli::open_device(globals);
   // Progress with the time left, at most every 2 s (a long 4D run on a CPU device takes a while).
-  rtf::cli::Stopwatch since_start;
-  double last_report = 0.0;
-  const auto progress = [&](int64_t done, int64_t total) {
-    const double elapsed = since_start.seconds();
-    if (done == total || elapsed - last_report < 2.0) return;
-    last_report = elapsed;
-    spdlog::info("volume {}/{}, about {:.0f} s left", done, total,
-                 elapsed / static_cast<double>(done) * static_cast<double>(total - done));
-  };
-  const rtf::Image out = rtf::resample(*device, input, reference, chain, interp, args.default_value, progress);
+  rtf::cli::ProgressLog progress("volume", 2.0);
+  const rtf::Image out =
+      rtf::resample(*device, input, reference, chain, interp, args.default_value, std::ref(progress));
   // Nearest keeps the input's datatype (labels stay integers); interpolated values are float32.
   const rtf::DataType type =
       interp == rtf::ResampleInterpolation::kNearest ? input.header().source_type : rtf::DataType::kFloat32;

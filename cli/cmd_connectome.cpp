@@ -89,18 +89,11 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   }
   std::vector<Edge> edges;
   const cli::Stopwatch compute;
-  double last_log = 0.0;
-  const auto progress = [&](int64_t done, int64_t total) {
-    const double s = compute.seconds();
-    if (s - last_log < 1.0 && done < total) return;
-    last_log = s;
-    spdlog::info("tile rows {}/{}, {:.1f} s, about {:.0f} s left", done, total, s,
-                 s / static_cast<double>(done) * static_cast<double>(total - done));
-  };
+  cli::ProgressLog progress("tile rows");
   double threshold = args.threshold;
   int passes = 1;
   if (by_density) {
-    DensityEdges d = edges_at_density(*device, series, args.density, args.absolute, args.seed, progress);
+    DensityEdges d = edges_at_density(*device, series, args.density, args.absolute, args.seed, std::ref(progress));
     edges = std::move(d.edges);
     threshold = d.threshold;
     passes = d.passes;
@@ -109,7 +102,8 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   } else {
     thresholded_correlations(
         *device, series, {.value = args.threshold, .absolute = args.absolute},
-        [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); }, progress);
+        [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); },
+        std::ref(progress));
   }
   const double compute_seconds = compute.seconds();
   const SymmetricCsr graph = symmetric_csr(static_cast<int64_t>(series.nodes()), edges);

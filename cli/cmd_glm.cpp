@@ -194,13 +194,8 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
     po.tfce_H = c.tfce_h;
     po.max_batch = c.batch;
     const cli::Stopwatch perm_clock;
-    double last_log = 0.0;
-    const auto progress = [&](int done, int total) {
-      const double s = perm_clock.seconds();
-      if (s - last_log < 1.0 && done < total) return;
-      last_log = s;
-      spdlog::info("permutations: {}/{}, {:.1f} s, about {:.0f} s left", done, total, s, s / done * (total - done));
-    };
+    cli::ProgressLog log("permutations");
+    const auto progress = [&](int done, int total) { log(done, total); };
     const FirstLevelPermutationResult r =
         first_level_permutation_test(device, bold, design.x, contrasts, mask, po, progress);
     const ImageHeader& grid = bold.header();

@@ -229,14 +229,8 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     std::vector<float> residuals = values;
     rtf::remove_nuisance(models[k], residuals, nv);
     rtf::cli::Stopwatch contrast_clock;
-    double last_log = 0.0;
-    const auto progress = [&](int done, int total) {
-      const double s = contrast_clock.seconds();
-      if (s - last_log < 1.0 && done < total) return;
-      last_log = s;
-      spdlog::info("contrast {} ({}): {}/{} rearrangements, {:.1f} s, about {:.0f} s left", k + 1, names[k], done,
-                   total, s, s / done * (total - done));
-    };
+    rtf::cli::ProgressLog log(fmt::format("contrast {} ({}): rearrangements", k + 1, names[k]));
+    const auto progress = [&](int done, int total) { log(done, total); };
     // Cluster and TFCE inference (t contrasts): each launch's t maps are labelled on the device; per rearrangement the
     // largest extent / mass / TFCE. TFCE's step: the observed map's largest t / 100 (at least 0.01).
     const bool cluster_test = clusters != nullptr && !f_test;
