@@ -26,6 +26,10 @@ void put32(std::vector<uint8_t>& out, uint32_t v) {
   put16(out, v & 0xFFFF);
   put16(out, v >> 16);
 }
+void put64(std::vector<uint8_t>& out, uint64_t v) {
+  put32(out, static_cast<uint32_t>(v & 0xFFFFFFFFU));
+  put32(out, static_cast<uint32_t>(v >> 32));
+}
 
 }  // namespace
 
@@ -56,10 +60,11 @@ std::vector<uint8_t> encode_npy(const NpyMember& m) {
   return out;
 }
 
-void write_npz(const std::filesystem::path& path, const std::vector<NpyMember>& members) {
+void write_npz(const std::filesystem::path& path, const std::vector<NpyMember>& members, bool force_zip64) {
   struct Entry {
     std::string name;
-    uint32_t crc = 0, size = 0, offset = 0;
+    uint32_t crc = 0;
+    uint64_t size = 0, offset = 0;
   };
   std::vector<std::vector<uint8_t>> files;
   uint64_t total = 22;
@@ -67,10 +72,10 @@ void write_npz(const std::filesystem::path& path, const std::vector<NpyMember>& 
     files.push_back(encode_npy(m));
     total += 30 + 46 + 2 * (m.name.size() + 4) + files.back().size();
   }
-  if (total > kZipLimit) {
-    throw std::invalid_argument(fmt::format("{}: {:.1f} GiB is past the 4 GiB a zip archive without zip64 holds",
-                                            path.string(), static_cast<double>(total) / (1 << 30)));
-  }
+  // Zip64 (APPNOTE 4.5.3) for every member when any size or offset could pass 32 bits.
+  const bool zip64 = force_zip64 || total > kZipLimit;
+  const auto field32 = [&](uint64_t v) { return zip64 ? 0xFFFFFFFFU : static_cast<uint32_t>(v); };
+  const uint32_t version = zip64 ? 45 : 20;
   const std::filesystem::path partial = path.string() + ".partial";
   {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
@@ -78,7 +83,7 @@ void write_npz(const std::filesystem::path& path, const std::vector<NpyMember>& 
     std::vector<Entry> entries;
     uint64_t offset = 0;
     for (size_t k = 0; k < files.size(); ++k) {
-      Entry e{members[k].name + ".npy", 0, static_cast<uint32_t>(files[k].size()), static_cast<uint32_t>(offset)};
+      Entry e{members[k].name + ".npy", 0, files[k].size(), offset};
       uLong crc = crc32(0L, Z_NULL, 0);
       const uint8_t* p = files[k].data();
       for (size_t left = files[k].size(); left > 0;) {  // crc32 takes a uInt length
@@ -90,17 +95,23 @@ void write_npz(const std::filesystem::path& path, const std::vector<NpyMember>& 
       e.crc = static_cast<uint32_t>(crc);
       std::vector<uint8_t> local;
       put32(local, 0x04034b50);
-      put16(local, 20);    // version needed: 2.0
+      put16(local, version);
       put16(local, 0);     // flags
       put16(local, 0);     // stored
       put16(local, 0);     // time
       put16(local, 0x21);  // date: 1980-01-01
       put32(local, e.crc);
-      put32(local, e.size);
-      put32(local, e.size);
+      put32(local, field32(e.size));
+      put32(local, field32(e.size));
       put16(local, static_cast<uint32_t>(e.name.size()));
-      put16(local, 0);
+      put16(local, zip64 ? 20 : 0);  // extra: the zip64 sizes
       local.insert(local.end(), e.name.begin(), e.name.end());
+      if (zip64) {
+        put16(local, 0x0001);
+        put16(local, 16);
+        put64(local, e.size);
+        put64(local, e.size);
+      }
       out.write(reinterpret_cast<const char*>(local.data()), static_cast<std::streamsize>(local.size()));
       out.write(reinterpret_cast<const char*>(files[k].data()), static_cast<std::streamsize>(files[k].size()));
       offset += local.size() + files[k].size();
@@ -109,32 +120,56 @@ void write_npz(const std::filesystem::path& path, const std::vector<NpyMember>& 
     std::vector<uint8_t> central;
     for (const Entry& e : entries) {
       put32(central, 0x02014b50);
-      put16(central, 20);  // made by
-      put16(central, 20);  // needed
+      put16(central, version);  // made by
+      put16(central, version);  // needed
       put16(central, 0);
       put16(central, 0);
       put16(central, 0);
       put16(central, 0x21);
       put32(central, e.crc);
-      put32(central, e.size);
-      put32(central, e.size);
+      put32(central, field32(e.size));
+      put32(central, field32(e.size));
       put16(central, static_cast<uint32_t>(e.name.size()));
-      put16(central, 0);  // extra
-      put16(central, 0);  // comment
-      put16(central, 0);  // disk
-      put16(central, 0);  // internal attributes
-      put32(central, 0);  // external attributes
-      put32(central, e.offset);
+      put16(central, zip64 ? 28 : 0);  // extra
+      put16(central, 0);               // comment
+      put16(central, 0);               // disk
+      put16(central, 0);               // internal attributes
+      put32(central, 0);               // external attributes
+      put32(central, field32(e.offset));
       central.insert(central.end(), e.name.begin(), e.name.end());
+      if (zip64) {
+        put16(central, 0x0001);
+        put16(central, 24);
+        put64(central, e.size);
+        put64(central, e.size);
+        put64(central, e.offset);
+      }
     }
-    const auto directory = static_cast<uint32_t>(central.size());
+    const uint64_t directory = central.size(), directory_offset = offset;
+    const auto count = static_cast<uint64_t>(entries.size());
+    if (zip64) {
+      put32(central, 0x06064b50);  // zip64 end of central directory record
+      put64(central, 44);
+      put16(central, 45);
+      put16(central, 45);
+      put32(central, 0);
+      put32(central, 0);
+      put64(central, count);
+      put64(central, count);
+      put64(central, directory);
+      put64(central, directory_offset);
+      put32(central, 0x07064b50);  // its locator
+      put32(central, 0);
+      put64(central, directory_offset + directory);
+      put32(central, 1);
+    }
     put32(central, 0x06054b50);  // end of central directory
     put16(central, 0);
     put16(central, 0);
-    put16(central, static_cast<uint32_t>(entries.size()));
-    put16(central, static_cast<uint32_t>(entries.size()));
-    put32(central, directory);
-    put32(central, static_cast<uint32_t>(offset));
+    put16(central, zip64 ? 0xFFFF : static_cast<uint32_t>(count));
+    put16(central, zip64 ? 0xFFFF : static_cast<uint32_t>(count));
+    put32(central, field32(directory));
+    put32(central, field32(directory_offset));
     put16(central, 0);
     out.write(reinterpret_cast<const char*>(central.data()), static_cast<std::streamsize>(central.size()));
     out.flush();

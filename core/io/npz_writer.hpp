@@ -1,7 +1,8 @@
 // Writing NumPy .npz archives (what np.savez and scipy.sparse.save_npz write, uncompressed): each member a .npy file
 // (format version 1.0, little-endian dtypes), stored in a zip archive with CRC-32. The archive goes to
 // "<path>.partial" and is renamed over `path` only when complete, so an interrupted run never leaves a file that looks
-// whole. Members up to 4 GiB - 1 and archives up to 4 GiB - 1 (no zip64): larger ones are refused before writing.
+// whole. Archives that could pass 4 GiB are written as zip64 (APPNOTE 4.5.3), which Python's zipfile (np.load,
+// scipy.sparse.load_npz) reads.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +23,9 @@ struct NpyMember {
 // The .npy bytes of one array. Throws std::invalid_argument when the data's size disagrees with the shape and dtype.
 std::vector<uint8_t> encode_npy(const NpyMember& member);
 
-// Throws std::invalid_argument for a member or archive past 4 GiB, std::runtime_error naming the file when it cannot be
-// written.
-void write_npz(const std::filesystem::path& path, const std::vector<NpyMember>& members);
+// `force_zip64` writes zip64 records even for a small archive (tests). Throws std::runtime_error naming the file when
+// it cannot be written.
+void write_npz(const std::filesystem::path& path, const std::vector<NpyMember>& members, bool force_zip64 = false);
 
 // Helpers for typed arrays.
 template <typename T>
