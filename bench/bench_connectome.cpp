@@ -9,10 +9,12 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <string>
 
 #include "bench/bench_stats.hpp"
+#include "core/connectome/kendall.hpp"
 #include "core/connectome/node_series.hpp"
 #include "core/connectome/thresholded_correlation.hpp"
 #include "core/device/device.hpp"
@@ -29,8 +31,8 @@ int main(int argc, char** argv) {
   app.add_option("--length", length, "L, samples per series")
       ->check(CLI::Range(int64_t{3}, int64_t{100000}))
       ->capture_default_str();
-  app.add_option("--method", method, "pearson or spearman")
-      ->check(CLI::IsMember({"pearson", "spearman"}))
+  app.add_option("--method", method, "pearson, spearman or kendall (tau-b)")
+      ->check(CLI::IsMember({"pearson", "spearman", "kendall"}))
       ->capture_default_str();
   app.add_option("--threshold", threshold, "Keep r >= threshold")->capture_default_str();
   app.add_flag("--absolute", absolute, "Keep |r| >= threshold");
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
     const rtf::CorrelationMethod m =
         method == "spearman" ? rtf::CorrelationMethod::kSpearman : rtf::CorrelationMethod::kPearson;
     const auto t0 = std::chrono::steady_clock::now();
+    const bool kendall = method == "kendall";
     const rtf::NodeSeries raw = rtf::node_series(series_image, mask, m, false);
     const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::vector<double> normalise_seconds;
@@ -57,7 +60,7 @@ int main(int argc, char** argv) {
     for (int run = 0; run <= runs; ++run) {
       series = raw;
       const auto start = std::chrono::steady_clock::now();
-      rtf::normalise_on_device(*device, series);
+      if (!kendall) rtf::normalise_on_device(*device, series);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (run > 0) normalise_seconds.push_back(s);
     }
@@ -66,15 +69,22 @@ int main(int argc, char** argv) {
     for (int run = 0; run <= runs; ++run) {
       edges = 0;
       const auto start = std::chrono::steady_clock::now();
-      rtf::thresholded_correlations(*device, series, {.value = threshold, .absolute = absolute},
-                                    [&](std::span<const rtf::Edge> e) { edges += static_cast<int64_t>(e.size()); });
+      const auto count = [&](std::span<const rtf::Edge> e) { edges += static_cast<int64_t>(e.size()); };
+      if (kendall) {
+        rtf::kendall_correlations(*device, series, {.value = threshold, .absolute = absolute}, count);
+      } else {
+        rtf::thresholded_correlations(*device, series, {.value = threshold, .absolute = absolute}, count);
+      }
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (run > 0) seconds.push_back(s);
     }
     const rtf::bench::Timing t = rtf::bench::summarize(seconds);
-    // Multiply-adds of the computed tiles: the upper triangle of 64 x 64 tiles (diagonal tiles whole), padded length.
-    const double tiles = static_cast<double>((nodes + 63) / 64);
-    const double fma = tiles * (tiles + 1) / 2 * 64.0 * 64.0 * static_cast<double>(series.padded);
+    // Multiply-adds of the computed tiles (Pearson/Spearman: the upper triangle of 128 x 128 tiles, diagonal tiles
+    // whole, padded length); Kendall: node pairs x time pairs (sign products, 32 per pair of words).
+    const double tile = kendall ? 64.0 : 128.0, tiles = std::ceil(static_cast<double>(nodes) / tile);
+    const double depth = kendall ? static_cast<double>(length) * static_cast<double>(length - 1) / 2
+                                 : static_cast<double>(series.padded);
+    const double fma = tiles * (tiles + 1) / 2 * tile * tile * depth;
     rtf::bench::print_line({{"bench", "connectome"},
                             {"device", device->info().device_name},
                             {"method", method},

@@ -1,5 +1,6 @@
 // `rtfmri connectome BOLD (--threshold R | --density D) --out PREFIX`: the voxel-wise connectome of a 4D NIfTI on the
-// device (Pearson or Spearman between every pair of mask voxels, thresholded by value or density), written as
+// device (Pearson, Spearman or Kendall's tau-b between every pair of mask voxels, thresholded by value or density),
+// written as
 // scipy.sparse's CSR .npz with the node -> voxel map, degree and strength maps and a JSON summary.
 // docs/algorithms/connectome.md.
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 
 #include "cli/cli_support.hpp"
 #include "core/connectome/density_threshold.hpp"
+#include "core/connectome/kendall.hpp"
 #include "core/connectome/node_series.hpp"
 #include "core/connectome/sparse_graph.hpp"
 #include "core/connectome/thresholded_correlation.hpp"
@@ -45,8 +47,9 @@ double available_memory() {
 void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf;
   const cli::Stopwatch clock;
-  if (args.method == "kendall") {
-    throw std::invalid_argument("--method kendall is not implemented yet (pearson, spearman)");
+  const bool kendall = args.method == "kendall";
+  if (kendall && !std::isnan(args.density)) {
+    throw std::invalid_argument("--density with --method kendall is not implemented yet: give --threshold");
   }
   const bool by_density = !std::isnan(args.density);
   if (by_density == !std::isnan(args.threshold)) throw std::invalid_argument("give --threshold R or --density D");
@@ -72,7 +75,12 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   const CorrelationMethod method =
       args.method == "spearman" ? CorrelationMethod::kSpearman : CorrelationMethod::kPearson;
   NodeSeries series = node_series(bold, mask, method, false);
-  normalise_on_device(*device, series);
+  if (kendall) {
+    const std::vector<double> d = kendall_denominators(series);
+    std::transform(d.begin(), d.end(), series.valid.begin(), [](double x) { return x > 0 ? 1 : 0; });
+  } else {
+    normalise_on_device(*device, series);
+  }
   const auto invalid = static_cast<int64_t>(std::count(series.valid.begin(), series.valid.end(), 0));
   const std::string rule = by_density ? fmt::format("density {}", args.density)
                                       : fmt::format("{} {}", args.absolute ? "|r| >=" : "r >=", args.threshold);
@@ -99,6 +107,11 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
     passes = d.passes;
     spdlog::info("density {}: {} of {} pairs, cut {} {:.7f} ({} pass(es))", args.density, d.requested, d.pairs,
                  args.absolute ? "|r| >=" : "r >=", d.threshold, d.passes);
+  } else if (kendall) {
+    kendall_correlations(
+        *device, series, {.value = args.threshold, .absolute = args.absolute},
+        [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); },
+        std::ref(progress));
   } else {
     thresholded_correlations(
         *device, series, {.value = args.threshold, .absolute = args.absolute},
@@ -146,7 +159,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "Nodes: the non-zero voxels of this mask (default: the brain mask of the mean "
                   "volume)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--method", args->method, "pearson, or spearman (average ranks for ties)")
+  cmd->add_option("--method", args->method,
+                  "pearson, spearman (average ranks for ties) or kendall (tau-b: ties in either series, as "
+                  "scipy.stats.kendalltau)")
       ->check(CLI::IsMember({"pearson", "spearman", "kendall"}))
       ->capture_default_str();
   cmd->add_option("--threshold", args->threshold, "Keep pairs with r >= R (with --absolute: |r| >= R)");

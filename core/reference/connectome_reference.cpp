@@ -40,4 +40,25 @@ Eigen::MatrixXd spearman_matrix(const Eigen::MatrixXd& series) {
   return pearson_matrix(ranks);
 }
 
+Eigen::MatrixXd kendall_matrix(const Eigen::MatrixXd& series) {
+  const Eigen::Index n = series.rows(), l = series.cols();
+  const auto sign = [](double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); };
+  Eigen::MatrixXd tau(n, n);
+  for (Eigen::Index a = 0; a < n; ++a) {
+    for (Eigen::Index b = 0; b < n; ++b) {
+      double s = 0, da = 0, db = 0;
+      for (Eigen::Index u = 0; u < l; ++u) {
+        for (Eigen::Index v = u + 1; v < l; ++v) {
+          const double sa = sign(series(a, v) - series(a, u)), sb = sign(series(b, v) - series(b, u));
+          s += sa * sb;
+          da += sa != 0 ? 1 : 0;
+          db += sb != 0 ? 1 : 0;
+        }
+      }
+      tau(a, b) = da > 0 && db > 0 ? s / std::sqrt(da * db) : std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+  return tau;
+}
+
 }  // namespace rtf::reference

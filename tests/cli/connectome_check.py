@@ -32,6 +32,8 @@ def main():
     flat = bold.reshape(-1, bold.shape[3], order="F")
     x = flat[voxels]
     constant = np.ptp(x, axis=1) == 0
+    if method == "kendall":
+        return check_kendall(g, x, constant, threshold, absolute)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.corrcoef(x) if method == "pearson" else stats.spearmanr(x, axis=1)[0]
     problems = []
@@ -78,6 +80,43 @@ def main():
           f"{g.nnz // 2} edges (numpy/scipy {keep.sum()}, {(upper & ~decided).sum()} within {TOL_CUT} of the threshold), "
           f"largest |r - numpy/scipy| {err:.2e}")
     for p in problems:
+        print("FAILED:", p)
+    return 0 if not problems else 1
+
+
+def check_kendall(g, x, constant, threshold, absolute):
+    """scipy.stats.kendalltau (tau-b) on 3,000 random pairs plus every stored edge's pair: the stored values within 1e-6,
+    the sampled pairs present exactly when they pass the threshold (except within 1e-6)."""
+    rng = np.random.default_rng(3)
+    n = x.shape[0]
+    dense = g.tocsr()
+    coo = g.tocoo()
+    upper = coo.row < coo.col
+    edges = list(zip(coo.row[upper], coo.col[upper], coo.data[upper]))
+    picked = [edges[k] for k in rng.choice(len(edges), size=min(1000, len(edges)), replace=False)] if edges else []
+    problems, worst = [], 0.0
+    for i, j, value in picked:
+        tau = stats.kendalltau(x[i], x[j]).correlation
+        worst = max(worst, abs(value - tau))
+    if worst > 1e-6:
+        problems.append(f"stored tau differs from scipy by {worst:.2e}")
+    decided = 0
+    for _ in range(3000):
+        i, j = sorted(rng.choice(n, size=2, replace=False))
+        if constant[i] or constant[j]:
+            if dense[i, j] != 0:
+                problems.append(f"constant series {i} or {j} has an edge")
+            continue
+        tau = stats.kendalltau(x[i], x[j]).correlation
+        m = abs(tau) if absolute else tau
+        if abs(m - threshold) <= 1e-6:
+            continue
+        decided += 1
+        if (dense[i, j] != 0) != (m >= threshold):
+            problems.append(f"pair {i},{j}: tau {tau}, stored {dense[i, j]}")
+    print(f"kendall {'|tau|' if absolute else 'tau'} >= {threshold}: {n} nodes, {g.nnz // 2} edges; 1,000 stored edges "
+          f"within {worst:.2e} of scipy.stats.kendalltau; {decided} random pairs decided alike")
+    for p in problems[:5]:
         print("FAILED:", p)
     return 0 if not problems else 1
 

@@ -34,13 +34,17 @@ expect_ok "pearson |r|, density 0.02 on fmri1" 'edges' "$RTFMRI" connectome "$B1
 if "$PY" "$CHECK" "$B1" "$W/d" pearson d0.02 1; then pass "density: the k largest |r| of numpy.corrcoef"
 else fail "density edges"; fi
 
+expect_ok "kendall |tau| >= 0.35 on fmri1" 'edges' "$RTFMRI" connectome "$B1" --method kendall --threshold 0.35 \
+  --absolute --out "$W/k"
+if "$PY" "$CHECK" "$B1" "$W/k" kendall 0.35 1; then pass "kendall = scipy.stats.kendalltau"; else fail "kendall edges"; fi
+
 expect_error "a 3D image" 'needs a 4D series' "$RTFMRI" connectome "$W/p_degree.nii.gz" --threshold 0.5 --out "$W/bad"
 expect_error "a threshold outside [-1, 1]" 'lies in \[-1, 1\]' "$RTFMRI" connectome "$B1" --threshold 1.5 --out "$W/bad"
 expect_error "a density outside (0, 1]" 'lies in \(0, 1\]' "$RTFMRI" connectome "$B1" --density 1.5 --out "$W/bad"
 expect_error "both --threshold and --density" 'give --threshold R or --density D' "$RTFMRI" connectome "$B1" \
   --threshold 0.5 --density 0.1 --out "$W/bad"
-expect_error "kendall (not yet)" 'not implemented yet' "$RTFMRI" connectome "$B1" --method kendall --threshold 0.5 \
-  --out "$W/bad"
+expect_error "kendall with a density (not yet)" 'not implemented yet' "$RTFMRI" connectome "$B1" --method kendall \
+  --density 0.01 --out "$W/bad"
 if compgen -G "$W/bad*" >/dev/null; then fail "an error left files: $(ls "$W"/bad*)"; else pass "errors wrote nothing"; fi
 
 echo "$failures failure(s)"

@@ -1,0 +1,137 @@
+// Kendall's tau-b: tie counts on the host, time-pair chunks and node bands on the device.
+#include "core/connectome/kendall.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+
+#include "core/device/buffer.hpp"
+#include "core/device/launch.hpp"
+
+namespace rtf {
+
+namespace {
+constexpr int kTile = 64;          // kernels/kendall.cl TS
+constexpr int kChunkWords = 1024;  // 32,768 time pairs per chunk
+}  // namespace
+
+std::vector<double> kendall_denominators(const NodeSeries& series) {
+  const auto l = static_cast<size_t>(series.length), lp = static_cast<size_t>(series.padded);
+  const double n0 = static_cast<double>(l) * static_cast<double>(l - 1) / 2;
+  std::vector<double> d(series.nodes());
+  std::vector<float> x(l);
+  for (size_t node = 0; node < series.nodes(); ++node) {
+    std::copy_n(series.z.begin() + static_cast<std::ptrdiff_t>(node * lp), l, x.begin());
+    std::sort(x.begin(), x.end());
+    double ties = 0;
+    for (size_t a = 0; a < l;) {
+      size_t b = a + 1;
+      while (b < l && x[b] == x[a]) ++b;
+      const auto t = static_cast<double>(b - a);
+      ties += t * (t - 1) / 2;
+      a = b;
+    }
+    d[node] = std::sqrt(std::max(0.0, n0 - ties));
+  }
+  return d;
+}
+
+void kendall_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
+                          const EdgeSink& sink, const TileRowProgress& progress, int64_t band_bytes) {
+  if (series.normalised) throw std::invalid_argument("Kendall's tau needs the raw series, not normalised ones");
+  if (!std::isfinite(threshold.value)) throw std::invalid_argument("correlation threshold must be finite");
+  if (series.length > std::numeric_limits<uint16_t>::max()) {
+    throw std::invalid_argument(fmt::format("Kendall's tau: {} volumes, at most 65,535", series.length));
+  }
+  const auto n = static_cast<int64_t>(series.nodes());
+  const int64_t l = series.length;
+  const cl_command_queue q = device.queue();
+  const std::vector<std::string> defines{fmt::format("ABSOLUTE={}", threshold.absolute ? 1 : 0)};
+  ClKernel signs = device.kernel("kendall.cl", "kendall_signs", defines);
+  ClKernel accumulate = device.kernel("kendall.cl", "kendall_accumulate", defines);
+  ClKernel finalize = device.kernel("kendall.cl", "kendall_finalize", defines);
+  DeviceBuffer<float> z(device, series.z.size(), CL_MEM_READ_ONLY);
+  z.write(q, series.z);
+  const std::vector<double> d = kendall_denominators(series);
+  std::vector<float> dinv(d.size());
+  for (size_t k = 0; k < d.size(); ++k) dinv[k] = d[k] > 0 ? static_cast<float>(1.0 / d[k]) : 0.0f;
+  DeviceBuffer<float> dinv_buffer(device, dinv.size(), CL_MEM_READ_ONLY);
+  dinv_buffer.write(q, dinv);
+  // The time pairs s < t in order, in chunks of kChunkWords x 32.
+  std::vector<uint16_t> all_s, all_t;
+  for (int64_t s = 0; s < l; ++s) {
+    for (int64_t t = s + 1; t < l; ++t) {
+      all_s.push_back(static_cast<uint16_t>(s));
+      all_t.push_back(static_cast<uint16_t>(t));
+    }
+  }
+  const auto pairs_total = static_cast<int64_t>(all_s.size());
+  const int64_t chunk_pairs = int64_t{kChunkWords} * 32;
+  DeviceBuffer<uint16_t> pair_s(device, static_cast<size_t>(chunk_pairs), CL_MEM_READ_ONLY),
+      pair_t(device, static_cast<size_t>(chunk_pairs), CL_MEM_READ_ONLY);
+  DeviceBuffer<uint32_t> pos(device, static_cast<size_t>(n) * kChunkWords),
+      neg(device, static_cast<size_t>(n) * kChunkWords);
+  // Bands of rows (a multiple of the tile) whose sums fit band_bytes.
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  int64_t band = std::max<int64_t>(kTile, band_bytes / (4 * n) / kTile * kTile);
+  band = std::min(band, tiles * kTile);
+  DeviceBuffer<int32_t> s_band(device, static_cast<size_t>(band * n));
+  const int64_t capacity = std::max<int64_t>(n, std::min<int64_t>(band * n / 2, int64_t{16} << 20));
+  const int cap = static_cast<int>(std::min<int64_t>(capacity, std::numeric_limits<int32_t>::max()));
+  DeviceBuffer<int32_t> count(device, 1), ei(device, static_cast<size_t>(cap)), ej(device, static_cast<size_t>(cap));
+  DeviceBuffer<float> er(device, static_cast<size_t>(cap));
+  std::vector<int32_t> hi, hj;
+  std::vector<float> hr;
+  std::vector<Edge> edges;
+  const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded);
+  for (int64_t b0 = 0; b0 < n; b0 += band) {
+    const int64_t rows = std::min(band, n - b0);
+    s_band.fill(q, 0);
+    for (int64_t p0 = 0; p0 < pairs_total; p0 += chunk_pairs) {
+      const int64_t pairs = std::min(chunk_pairs, pairs_total - p0);
+      pair_s.write(q, std::span<const uint16_t>(all_s.data() + p0, static_cast<size_t>(pairs)));
+      pair_t.write(q, std::span<const uint16_t>(all_t.data() + p0, static_cast<size_t>(pairs)));
+      const int words = static_cast<int>((pairs + 31) / 32);
+      // Signs of the nodes from the band's first row on (columns j >= i >= b0).
+      set_args(signs, z, lp, pair_s, pair_t, static_cast<int>(pairs), words, static_cast<int>(b0), ni, pos, neg);
+      launch<2>(q, signs, {static_cast<size_t>(words), static_cast<size_t>(n - b0)}, {64, 1}, {}, EventMode::kNone);
+      const int64_t first_tile = b0 / kTile, row_tiles = (rows + kTile - 1) / kTile;
+      set_args(accumulate, pos, neg, words, ni, static_cast<int>(b0), static_cast<int>(rows),
+               static_cast<int>(first_tile), s_band);
+      launch<2>(q, accumulate, {static_cast<size_t>(tiles - first_tile) * 16, static_cast<size_t>(row_tiles) * 16},
+                {16, 16}, {}, EventMode::kNone);
+    }
+    // The band's tau, thresholded, rows at a time; a launch that overflows the list is split (a row holds < n edges).
+    std::function<void(int64_t, int64_t)> finish = [&](int64_t row0, int64_t count_rows) {
+      count.fill(q, 0);
+      set_args(finalize, s_band, dinv_buffer, ni, static_cast<int>(b0), static_cast<int>(row0),
+               static_cast<int>(count_rows), static_cast<float>(threshold.value), count, cap, ei, ej, er);
+      launch<2>(q, finalize, {static_cast<size_t>(n), static_cast<size_t>(count_rows)}, {64, 1}, {}, EventMode::kNone);
+      int32_t found = 0;
+      count.read(q, std::span<int32_t>(&found, 1));
+      if (found > cap) {
+        finish(row0, count_rows / 2);
+        finish(row0 + count_rows / 2, count_rows - count_rows / 2);
+        return;
+      }
+      if (found == 0) return;
+      hi.resize(static_cast<size_t>(found));
+      hj.resize(static_cast<size_t>(found));
+      hr.resize(static_cast<size_t>(found));
+      ei.read(q, hi);
+      ej.read(q, hj);
+      er.read(q, hr);
+      edges.resize(static_cast<size_t>(found));
+      for (size_t k = 0; k < edges.size(); ++k) edges[k] = {hi[k], hj[k], hr[k]};
+      sink(edges);
+    };
+    finish(0, rows);
+    if (progress) progress(std::min(tiles, (b0 + rows + kTile - 1) / kTile), tiles);
+  }
+}
+
+}  // namespace rtf

@@ -1,0 +1,23 @@
+// Kendall's tau-b between every pair of nodes on the device (kernels/kendall.cl, docs/algorithms/connectome.md),
+// exactly, ties in either series handled as scipy.stats.kendalltau's default (tau-b):
+//   tau_b = (n_c - n_d) / sqrt((n0 - n1)(n0 - n2)),  n0 = L(L-1)/2, n1 = sum over x's tie groups t(t-1)/2, n2 for y.
+// The time pairs are streamed in chunks as bit planes of signs, and node pairs are accumulated a band of rows at a
+// time (band x N integers), so memory never holds the N x L(L-1)/2 signs. A constant series gets no edges.
+#pragma once
+
+#include "core/connectome/node_series.hpp"
+#include "core/connectome/thresholded_correlation.hpp"
+
+namespace rtf {
+
+// `series`: raw (not normalised) node series (node_series(..., normalise = false)); the method field is ignored.
+// `band_bytes`: device memory for the band's sums (rows x N x 4 bytes). Throws std::invalid_argument for a normalised
+// series, L > 65,535 or a threshold that is not finite.
+void kendall_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
+                          const EdgeSink& sink, const TileRowProgress& progress = {},
+                          int64_t band_bytes = int64_t{2} << 30);
+
+// The tie-corrected denominators D = sqrt(n0 - n1) of each node's raw series (0: constant).
+std::vector<double> kendall_denominators(const NodeSeries& series);
+
+}  // namespace rtf
