@@ -48,9 +48,6 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf;
   const cli::Stopwatch clock;
   const bool kendall = args.method == "kendall";
-  if (kendall && !std::isnan(args.density)) {
-    throw std::invalid_argument("--density with --method kendall is not implemented yet: give --threshold");
-  }
   const bool by_density = !std::isnan(args.density);
   if (by_density == !std::isnan(args.threshold)) throw std::invalid_argument("give --threshold R or --density D");
   if (!by_density && !(std::abs(args.threshold) <= 1.0)) {
@@ -76,8 +73,7 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
       args.method == "spearman" ? CorrelationMethod::kSpearman : CorrelationMethod::kPearson;
   NodeSeries series = node_series(bold, mask, method, false);
   if (kendall) {
-    const std::vector<double> d = kendall_denominators(series);
-    std::transform(d.begin(), d.end(), series.valid.begin(), [](double x) { return x > 0 ? 1 : 0; });
+    mark_constant_series(series);
   } else {
     normalise_on_device(*device, series);
   }
@@ -100,21 +96,24 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   cli::ProgressLog progress("tile rows");
   double threshold = args.threshold;
   int passes = 1;
+  const CorrelationPass pass = [&](const NodeSeries& s, const CorrelationThreshold& t, const EdgeSink& sink,
+                                   const TileRowProgress& p) {
+    if (kendall) {
+      kendall_correlations(*device, s, t, sink, p);
+    } else {
+      thresholded_correlations(*device, s, t, sink, p);
+    }
+  };
   if (by_density) {
-    DensityEdges d = edges_at_density(*device, series, args.density, args.absolute, args.seed, std::ref(progress));
+    DensityEdges d = edges_at_density(pass, series, args.density, args.absolute, args.seed, std::ref(progress));
     edges = std::move(d.edges);
     threshold = d.threshold;
     passes = d.passes;
     spdlog::info("density {}: {} of {} pairs, cut {} {:.7f} ({} pass(es))", args.density, d.requested, d.pairs,
                  args.absolute ? "|r| >=" : "r >=", d.threshold, d.passes);
-  } else if (kendall) {
-    kendall_correlations(
-        *device, series, {.value = args.threshold, .absolute = args.absolute},
-        [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); },
-        std::ref(progress));
   } else {
-    thresholded_correlations(
-        *device, series, {.value = args.threshold, .absolute = args.absolute},
+    pass(
+        series, {.value = args.threshold, .absolute = args.absolute},
         [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); },
         std::ref(progress));
   }

@@ -5,12 +5,16 @@
 // counter; the host reads the count and the edges of each launch and grows nothing on the device.
 //
 // Memory layout (N nodes, LP = the series length rounded up to TK, zero-padded):
-//   z        float [N][LP]: normalised series, row after row
+//   zr, zc   float [rows][LP]: normalised series, row after row, of the nodes row_base.. (zr: the row tiles' nodes)
+//            and col_base.. (zc: the column tiles'); all N nodes in one buffer (zr = zc, both bases 0) when they fit
+//            the device, else blocks of nodes (a multiple of TS, so a tile never straddles two blocks). Node indices
+//            (n, valid, ti, tj, the edges) are global: node g is row g - row_base of zr.
 //   valid    uchar [N]: 0 for a constant series (no edges)
 //   count    int [1]: edges found by the launch (may exceed capacity: then only the first `capacity` are written)
 //   ei, ej   int [capacity], er float [capacity]: the edges (i < j) in no particular order
 // One launch: row tiles ti = ti0 + group 1, column tiles tj = tj0 + group 0; tiles below the diagonal (tj < ti) return
-// at once, so a band of rows is one launch.
+// at once, so a band of rows is one launch. The host keeps a launch's row tiles within zr's nodes and its column tiles
+// within zc's (the loads check only gi, gj < n).
 // Compile-time defines: ABSOLUTE (|r| >= threshold instead of r >= threshold).
 // NDRange: 2D, local = (16, 16), global = (16 * column tiles, 16 * row tiles).
 #define TS 128  // tile side (nodes)
@@ -18,9 +22,10 @@
 #define WPT 8   // outputs per work-item along each side: 64 multiply-adds per 16 local loads
 
 __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
-    __global const float* restrict z, __global const uchar* restrict valid, const int n, const int lp, const int ti0,
-    const int tj0, const float threshold, __global int* restrict count, const int capacity,
-    __global int* restrict ei, __global int* restrict ej, __global float* restrict er) {
+    __global const float* restrict zr, __global const float* restrict zc, __global const uchar* restrict valid,
+    const int n, const int lp, const int ti0, const int tj0, const int row_base, const int col_base,
+    const float threshold, __global int* restrict count, const int capacity, __global int* restrict ei,
+    __global int* restrict ej, __global float* restrict er) {
   const int ti = ti0 + (int)get_group_id(1);
   const int tj = tj0 + (int)get_group_id(0);
   if (tj < ti) return;  // the whole work-group: below the diagonal
@@ -37,8 +42,8 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
     for (int e = flat; e < TS * TK; e += 256) {  // 8 values of each tile per work-item, 16 samples of a row together
       const int r = e / TK, k = e % TK;
       const int gi = row0 + r, gj = col0 + r;
-      a[k][r] = gi < n ? z[(size_t)gi * (size_t)lp + (size_t)(k0 + k)] : 0.0f;
-      b[k][r] = gj < n ? z[(size_t)gj * (size_t)lp + (size_t)(k0 + k)] : 0.0f;
+      a[k][r] = gi < n ? zr[(size_t)(gi - row_base) * (size_t)lp + (size_t)(k0 + k)] : 0.0f;
+      b[k][r] = gj < n ? zc[(size_t)(gj - col_base) * (size_t)lp + (size_t)(k0 + k)] : 0.0f;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int k = 0; k < TK; ++k) {

@@ -20,7 +20,7 @@ float metric(const Edge& e, bool absolute) {
 }
 
 // Every pair's r among a seeded random subset of the valid nodes, sorted descending by the metric.
-std::vector<float> sample_metrics(Device& device, const NodeSeries& series, bool absolute, uint64_t seed) {
+std::vector<float> sample_metrics(const CorrelationPass& pass, const NodeSeries& series, bool absolute, uint64_t seed) {
   std::vector<size_t> valid;
   for (size_t i = 0; i < series.nodes(); ++i) {
     if (series.valid[i]) valid.push_back(i);
@@ -30,7 +30,7 @@ std::vector<float> sample_metrics(Device& device, const NodeSeries& series, bool
   valid.resize(std::min(valid.size(), kSampleNodes));
   NodeSeries sample;
   sample.method = series.method;
-  sample.normalised = true;
+  sample.normalised = series.normalised;
   sample.length = series.length;
   sample.padded = series.padded;
   const auto lp = static_cast<size_t>(series.padded);
@@ -41,9 +41,11 @@ std::vector<float> sample_metrics(Device& device, const NodeSeries& series, bool
                     series.z.begin() + static_cast<std::ptrdiff_t>((valid[k] + 1) * lp));
   }
   std::vector<float> values;
-  thresholded_correlations(device, sample, {.value = -2.0, .absolute = false}, [&](std::span<const Edge> edges) {
-    for (const Edge& e : edges) values.push_back(metric(e, absolute));
-  });
+  pass(sample, {.value = -2.0, .absolute = false},
+       [&](std::span<const Edge> edges) {
+         for (const Edge& e : edges) values.push_back(metric(e, absolute));
+       },
+       {});
   std::sort(values.begin(), values.end(), std::greater<>());
   return values;
 }
@@ -58,6 +60,13 @@ double density_memory_estimate(const NodeSeries& series, double density) {
 
 DensityEdges edges_at_density(Device& device, const NodeSeries& series, double density, bool absolute, uint64_t seed,
                               const TileRowProgress& progress, double margin) {
+  const CorrelationPass pass = [&device](const NodeSeries& s, const CorrelationThreshold& t, const EdgeSink& sink,
+                                         const TileRowProgress& p) { thresholded_correlations(device, s, t, sink, p); };
+  return edges_at_density(pass, series, density, absolute, seed, progress, margin);
+}
+
+DensityEdges edges_at_density(const CorrelationPass& pass, const NodeSeries& series, double density, bool absolute,
+                              uint64_t seed, const TileRowProgress& progress, double margin) {
   if (!(density > 0.0 && density <= 1.0)) {
     throw std::invalid_argument(fmt::format("density {}: it lies in (0, 1]", density));
   }
@@ -66,7 +75,7 @@ DensityEdges edges_at_density(Device& device, const NodeSeries& series, double d
   DensityEdges out;
   out.pairs = v * (v - 1) / 2;
   out.requested = std::max<int64_t>(1, std::llround(density * static_cast<double>(out.pairs)));
-  const std::vector<float> sample = sample_metrics(device, series, absolute, seed);
+  const std::vector<float> sample = sample_metrics(pass, series, absolute, seed);
   // The candidate cut: the sample's value at 1.5 times the density (plus a few sample pairs), doubled each retry.
   double fraction = std::min(1.0, margin * density + (margin >= 1.0 ? 8.0 / static_cast<double>(sample.size()) : 0.0));
   std::vector<Edge> candidates;
@@ -76,8 +85,8 @@ DensityEdges edges_at_density(Device& device, const NodeSeries& series, double d
     const double cut = fraction >= 1.0 ? -2.0 : static_cast<double>(sample[at]);
     if (out.passes == 0) out.sample_cut = cut;
     candidates.clear();
-    thresholded_correlations(
-        device, series, {.value = cut, .absolute = absolute},
+    pass(
+        series, {.value = cut, .absolute = absolute},
         [&](std::span<const Edge> edges) { candidates.insert(candidates.end(), edges.begin(), edges.end()); },
         progress);
     ++out.passes;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/connectome/thresholded_correlation.hpp"
@@ -25,8 +26,17 @@ struct DensityEdges {
 // Host memory the candidates need (bytes), for the caller's refusal before computing: ~1.5 k edges, their CSR.
 double density_memory_estimate(const NodeSeries& series, double density);
 
+// One pass over every pair of `series` that streams the pairs passing a threshold: thresholded_correlations (Pearson,
+// Spearman) or kendall_correlations (tau-b), bound to a device. Called on the node sample, then on all nodes.
+using CorrelationPass = std::function<void(const NodeSeries& series, const CorrelationThreshold& threshold,
+                                           const EdgeSink& sink, const TileRowProgress& progress)>;
+
 // `margin`: the candidate cut is the sample's value at margin x density (tests shrink it to force a repeated pass).
 // Throws std::invalid_argument for a density outside (0, 1] or fewer than 2 valid nodes.
+DensityEdges edges_at_density(const CorrelationPass& pass, const NodeSeries& series, double density, bool absolute,
+                              uint64_t seed = 1, const TileRowProgress& progress = {}, double margin = 1.5);
+
+// The same with thresholded_correlations on `device` (normalised series: Pearson, Spearman).
 DensityEdges edges_at_density(Device& device, const NodeSeries& series, double density, bool absolute,
                               uint64_t seed = 1, const TileRowProgress& progress = {}, double margin = 1.5);
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/connectome/kendall_ties.hpp"
 #include "core/device/buffer.hpp"
 #include "core/device/launch.hpp"
 
@@ -17,27 +18,22 @@ namespace rtf {
 namespace {
 constexpr int kTile = 64;          // kernels/kendall.cl TS
 constexpr int kChunkWords = 1024;  // 32,768 time pairs per chunk
+// A series with at most this many tied time pairs has them listed and corrected; more make its tile take the
+// two-popcount path. The correction costs this many sign tests per pair at most (against ~L^2/64 popcounts saved).
+constexpr int64_t kSparseTies = 64;
 }  // namespace
 
 std::vector<double> kendall_denominators(const NodeSeries& series) {
-  const auto l = static_cast<size_t>(series.length), lp = static_cast<size_t>(series.padded);
-  const double n0 = static_cast<double>(l) * static_cast<double>(l - 1) / 2;
-  std::vector<double> d(series.nodes());
-  std::vector<float> x(l);
-  for (size_t node = 0; node < series.nodes(); ++node) {
-    std::copy_n(series.z.begin() + static_cast<std::ptrdiff_t>(node * lp), l, x.begin());
-    std::sort(x.begin(), x.end());
-    double ties = 0;
-    for (size_t a = 0; a < l;) {
-      size_t b = a + 1;
-      while (b < l && x[b] == x[a]) ++b;
-      const auto t = static_cast<double>(b - a);
-      ties += t * (t - 1) / 2;
-      a = b;
-    }
-    d[node] = std::sqrt(std::max(0.0, n0 - ties));
-  }
+  const auto l = static_cast<double>(series.length);
+  const double n0 = l * (l - 1) / 2;
+  std::vector<double> d = kendall_ties(series, kTile, 0).tied;
+  for (double& x : d) x = std::sqrt(std::max(0.0, n0 - x));
   return d;
+}
+
+void mark_constant_series(NodeSeries& series) {
+  const std::vector<double> d = kendall_denominators(series);
+  std::transform(d.begin(), d.end(), series.valid.begin(), [](double x) { return x > 0 ? 1 : 0; });
 }
 
 void kendall_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
@@ -54,11 +50,28 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
   ClKernel signs = device.kernel("kendall.cl", "kendall_signs", defines);
   ClKernel accumulate = device.kernel("kendall.cl", "kendall_accumulate", defines);
   ClKernel finalize = device.kernel("kendall.cl", "kendall_finalize", defines);
+  ClKernel correct = device.kernel("kendall.cl", "kendall_correct", defines);
   DeviceBuffer<float> z(device, series.z.size(), CL_MEM_READ_ONLY);
   z.write(q, series.z);
-  const std::vector<double> d = kendall_denominators(series);
-  std::vector<float> dinv(d.size());
-  for (size_t k = 0; k < d.size(); ++k) dinv[k] = d[k] > 0 ? static_cast<float>(1.0 / d[k]) : 0.0f;
+  // Ties: the denominators; tiles with a series of many ties take the two-popcount path, listed ties of the others
+  // are corrected (kernels/kendall.cl).
+  const KendallTies ties = kendall_ties(series, kTile, kSparseTies);
+  const double n0 = static_cast<double>(l) * static_cast<double>(l - 1) / 2;
+  std::vector<float> dinv(ties.tied.size());
+  for (size_t k = 0; k < dinv.size(); ++k) {
+    dinv[k] = n0 - ties.tied[k] > 0 ? static_cast<float>(1.0 / std::sqrt(n0 - ties.tied[k])) : 0.0f;
+  }
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  const auto upload = [&](const auto& host) {
+    using T = typename std::decay_t<decltype(host)>::value_type;
+    DeviceBuffer<T> buffer(device, std::max<size_t>(host.size(), 1), CL_MEM_READ_ONLY);
+    if (!host.empty()) buffer.write(q, host);
+    return buffer;
+  };
+  DeviceBuffer<uint8_t> dense = upload(ties.dense_tile);
+  DeviceBuffer<int32_t> sparse = upload(ties.sparse_nodes), tie_off = upload(ties.offsets);
+  DeviceBuffer<uint16_t> tie_s = upload(ties.s), tie_t = upload(ties.t);
+  const auto sparse_count = static_cast<int>(ties.sparse_nodes.size());
   DeviceBuffer<float> dinv_buffer(device, dinv.size(), CL_MEM_READ_ONLY);
   dinv_buffer.write(q, dinv);
   // The time pairs s < t in order, in chunks of kChunkWords x 32.
@@ -73,10 +86,9 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
   const int64_t chunk_pairs = int64_t{kChunkWords} * 32;
   DeviceBuffer<uint16_t> pair_s(device, static_cast<size_t>(chunk_pairs), CL_MEM_READ_ONLY),
       pair_t(device, static_cast<size_t>(chunk_pairs), CL_MEM_READ_ONLY);
-  DeviceBuffer<uint32_t> pos(device, static_cast<size_t>(n) * kChunkWords),
-      neg(device, static_cast<size_t>(n) * kChunkWords);
+  DeviceBuffer<uint32_t> up(device, static_cast<size_t>(n) * kChunkWords),
+      nz(device, static_cast<size_t>(n) * kChunkWords);
   // Bands of rows (a multiple of the tile) whose sums fit band_bytes.
-  const int64_t tiles = (n + kTile - 1) / kTile;
   int64_t band = std::max<int64_t>(kTile, band_bytes / (4 * n) / kTile * kTile);
   band = std::min(band, tiles * kTile);
   DeviceBuffer<int32_t> s_band(device, static_cast<size_t>(band * n));
@@ -97,13 +109,18 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
       pair_t.write(q, std::span<const uint16_t>(all_t.data() + p0, static_cast<size_t>(pairs)));
       const int words = static_cast<int>((pairs + 31) / 32);
       // Signs of the nodes from the band's first row on (columns j >= i >= b0).
-      set_args(signs, z, lp, pair_s, pair_t, static_cast<int>(pairs), words, static_cast<int>(b0), ni, pos, neg);
+      set_args(signs, z, lp, pair_s, pair_t, static_cast<int>(pairs), words, static_cast<int>(b0), ni, up, nz);
       launch<2>(q, signs, {static_cast<size_t>(words), static_cast<size_t>(n - b0)}, {64, 1}, {}, EventMode::kNone);
       const int64_t first_tile = b0 / kTile, row_tiles = (rows + kTile - 1) / kTile;
-      set_args(accumulate, pos, neg, words, ni, static_cast<int>(b0), static_cast<int>(rows),
-               static_cast<int>(first_tile), s_band);
+      set_args(accumulate, up, nz, dense, static_cast<int>(pairs), words, ni, static_cast<int>(b0),
+               static_cast<int>(rows), static_cast<int>(first_tile), s_band);
       launch<2>(q, accumulate, {static_cast<size_t>(tiles - first_tile) * 16, static_cast<size_t>(row_tiles) * 16},
                 {16, 16}, {}, EventMode::kNone);
+    }
+    if (sparse_count > 0) {
+      set_args(correct, z, lp, sparse, sparse_count, tie_off, tie_s, tie_t, dense, ni, static_cast<int>(b0),
+               static_cast<int>(rows), s_band);
+      launch<2>(q, correct, {static_cast<size_t>(n), static_cast<size_t>(sparse_count)}, {64, 1}, {}, EventMode::kNone);
     }
     // The band's tau, thresholded, rows at a time; a launch that overflows the list is split (a row holds < n edges).
     std::function<void(int64_t, int64_t)> finish = [&](int64_t row0, int64_t count_rows) {

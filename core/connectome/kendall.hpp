@@ -17,6 +17,10 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
                           const EdgeSink& sink, const TileRowProgress& progress = {},
                           int64_t band_bytes = int64_t{2} << 30);
 
+// Marks the nodes whose raw series is constant (D = 0) invalid, as node normalisation does for Pearson, so that the
+// density's pair count P excludes them.
+void mark_constant_series(NodeSeries& series);
+
 // The tie-corrected denominators D = sqrt(n0 - n1) of each node's raw series (0: constant).
 std::vector<double> kendall_denominators(const NodeSeries& series);
 

@@ -60,11 +60,25 @@ void normalise_on_host(NodeSeries& s) {
 
 }  // namespace
 
-void normalise_on_device(Device& device, NodeSeries& series) {
+int64_t series_memory_budget(const Device& device, int64_t series_bytes) {
+  if (series_bytes > 0) return series_bytes;
+  const DeviceInfo& info = device.info();
+  return static_cast<int64_t>(std::min<uint64_t>(info.max_alloc_bytes, info.global_mem_bytes / 5 * 2));
+}
+
+void normalise_on_device(Device& device, NodeSeries& series, int64_t series_bytes) {
   if (series.normalised) return;
   if (series.length > kMaxDeviceSeriesLength) {
     normalise_on_host(series);
     return;
+  }
+  // Chunks of nodes within the budget (and the largest allocation): one chunk, as one buffer, when all fit.
+  const size_t n = series.nodes(), lp = static_cast<size_t>(series.padded), row_bytes = lp * sizeof(float);
+  const auto budget = static_cast<uint64_t>(series_memory_budget(device, series_bytes));
+  const size_t chunk = std::min<size_t>(n, std::min<uint64_t>(budget, device.info().max_alloc_bytes) / row_bytes);
+  if (chunk == 0) {
+    throw std::invalid_argument(
+        fmt::format("normalise_on_device: a budget of {} bytes holds no series of {} bytes", budget, row_bytes));
   }
   constexpr int kGroup = 64;
   ClKernel kernel = device.kernel(
@@ -72,13 +86,17 @@ void normalise_on_device(Device& device, NodeSeries& series) {
       {fmt::format("L={}", series.length), fmt::format("LP={}", series.padded), fmt::format("WG={}", kGroup),
        fmt::format("SPEARMAN={}", series.method == CorrelationMethod::kSpearman ? 1 : 0)});
   const cl_command_queue q = device.queue();
-  DeviceBuffer<float> z(device, series.z.size());
-  z.write(q, series.z);
-  DeviceBuffer<uint8_t> valid(device, series.nodes());
+  DeviceBuffer<float> z(device, chunk * lp);
+  DeviceBuffer<uint8_t> valid(device, chunk);
   set_args(kernel, z, valid);
-  launch<1>(q, kernel, {series.nodes() * kGroup}, {static_cast<size_t>(kGroup)}, {}, EventMode::kNone);
-  z.read(q, series.z);
-  valid.read(q, series.valid);
+  for (size_t first = 0; first < n; first += chunk) {
+    const size_t count = std::min(chunk, n - first);
+    const std::span<float> rows(series.z.data() + first * lp, count * lp);
+    z.write(q, rows);
+    launch<1>(q, kernel, {count * kGroup}, {static_cast<size_t>(kGroup)}, {}, EventMode::kNone);
+    z.read(q, rows);
+    valid.read(q, std::span<uint8_t>(series.valid.data() + first, count));
+  }
   series.normalised = true;
 }
 

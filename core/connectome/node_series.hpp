@@ -39,8 +39,14 @@ NodeSeries node_series(const Image& bold, const std::vector<uint8_t>& mask, Corr
 // The longest series normalise_on_device takes (two copies in local memory); longer ones are normalised on the host.
 constexpr int64_t kMaxDeviceSeriesLength = 4096;
 
-// Ranks (Spearman), centring and normalising on the device (kernels/node_normalise.cl): one work-group per node.
-// Falls back to the host for series longer than kMaxDeviceSeriesLength. No-op when already normalised.
-void normalise_on_device(Device& device, NodeSeries& series);
+// The device memory the node series may take: `series_bytes` when positive, else the smaller of the device's largest
+// allocation and 40% of its global memory.
+int64_t series_memory_budget(const Device& device, int64_t series_bytes = 0);
+
+// Ranks (Spearman), centring and normalising on the device (kernels/node_normalise.cl): one work-group per node, in
+// chunks of nodes when N x padded floats exceed series_memory_budget(device, series_bytes). Falls back to the host for
+// series longer than kMaxDeviceSeriesLength. No-op when already normalised. Throws std::invalid_argument for a budget
+// below one node's series.
+void normalise_on_device(Device& device, NodeSeries& series, int64_t series_bytes = 0);
 
 }  // namespace rtf

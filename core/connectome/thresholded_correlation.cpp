@@ -1,8 +1,10 @@
-// Tile rows of the upper triangle, the edge list's overflow handling, and the read-back.
+// Tile rows of the upper triangle (block pair by block pair when the series exceed the device budget), the edge list's
+// overflow handling, and the read-back.
 #include "core/connectome/thresholded_correlation.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -18,18 +20,37 @@ constexpr int64_t kTilesPerLaunch = 4096;  // a band of rows holds about this ma
 }  // namespace
 
 void thresholded_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
-                              const EdgeSink& sink, const TileRowProgress& progress, int64_t max_edges) {
+                              const EdgeSink& sink, const TileRowProgress& progress, int64_t max_edges,
+                              int64_t series_bytes) {
   if (!std::isfinite(threshold.value)) throw std::invalid_argument("correlation threshold must be finite");
   if (!series.normalised) throw std::invalid_argument("thresholded_correlations: the series are not normalised");
   const auto n = static_cast<int64_t>(series.nodes());
   if (n > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("more than 2^31 nodes");
   const int64_t tiles = (n + kTile - 1) / kTile;
+  const int64_t lp64 = series.padded;
+  // Blocks of `block` nodes (a multiple of kTile): all N in one when they fit the budget and one allocation, else
+  // the most that two buffers (rows, columns) within the budget hold.
+  const int64_t budget = series_memory_budget(device, series_bytes);
+  const auto max_alloc =
+      static_cast<int64_t>(std::min<uint64_t>(device.info().max_alloc_bytes, std::numeric_limits<int64_t>::max()));
+  const int64_t row_bytes = lp64 * static_cast<int64_t>(sizeof(float));
+  int64_t block = n;
+  if (n * row_bytes > std::min(budget, max_alloc)) {
+    block = std::min(budget / 2, max_alloc) / row_bytes / kTile * kTile;
+    if (block < kTile) {
+      throw std::invalid_argument(fmt::format(
+          "thresholded_correlations: {} nodes of {} floats ({} bytes) exceed the device budget of {} bytes, "
+          "which must hold two blocks of {} nodes ({} bytes) to tile them",
+          n, lp64, n * row_bytes, budget, kTile, 2 * kTile * row_bytes));
+    }
+  }
+  const int64_t blocks = (n + block - 1) / block, block_tiles = (block + kTile - 1) / kTile;
   const int64_t capacity = max_edges > 0 ? max_edges : std::max<int64_t>(n * kTile, 1);
   const cl_command_queue q = device.queue();
   ClKernel kernel = device.kernel("correlation_tile.cl", "correlation_tile",
                                   {fmt::format("ABSOLUTE={}", threshold.absolute ? 1 : 0)});
-  DeviceBuffer<float> z(device, series.z.size(), CL_MEM_READ_ONLY);
-  z.write(q, series.z);
+  DeviceBuffer<float> zr(device, static_cast<size_t>(block * lp64), CL_MEM_READ_ONLY), zc;
+  if (blocks > 1) zc = DeviceBuffer<float>(device, static_cast<size_t>(block * lp64), CL_MEM_READ_ONLY);
   DeviceBuffer<uint8_t> valid(device, series.valid.size(), CL_MEM_READ_ONLY);
   valid.write(q, series.valid);
   DeviceBuffer<int32_t> count(device, 1), ei(device, static_cast<size_t>(capacity)),
@@ -41,24 +62,34 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
   const auto threshold_f = static_cast<float>(threshold.value);
   const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded),
             cap = static_cast<int>(std::min<int64_t>(capacity, std::numeric_limits<int32_t>::max()));
-  // Row tiles [ti0, ti0 + rows) x column tiles [tj0, tj0 + cols) (those below the diagonal skip themselves); an
+  const auto upload = [&](DeviceBuffer<float>& z, int64_t b) {  // block b's rows
+    const int64_t first = b * block, rows = std::min(block, n - first);
+    z.write(q, std::span<const float>(series.z).subspan(static_cast<size_t>(first * lp64),
+                                                        static_cast<size_t>(rows * lp64)));
+  };
+  // The block pair's buffers: row tiles come from `rows` (its first node row_base), column tiles from `cols`.
+  const DeviceBuffer<float>* cols = &zr;
+  int row_base = 0, col_base = 0;
+  // Row tiles [ti0, ti0 + rows) x column tiles [tj0, tj0 + ncols) (those below the diagonal skip themselves); an
   // overflowing launch is repeated in halves: rows first, then the columns of a single row.
   std::function<void(int64_t, int64_t, int64_t, int64_t)> run = [&](int64_t ti0, int64_t rows, int64_t tj0,
-                                                                    int64_t cols) {
+                                                                    int64_t ncols) {
+    if (ncols <= 0) return;
     count.fill(q, 0);
-    set_args(kernel, z, valid, ni, lp, static_cast<int>(ti0), static_cast<int>(tj0), threshold_f, count, cap, ei, ej,
-             er);
-    launch<2>(q, kernel, {static_cast<size_t>(cols) * 16, static_cast<size_t>(rows) * 16}, {16, 16}, {},
+    set_args(kernel, zr, *cols, valid, ni, lp, static_cast<int>(ti0), static_cast<int>(tj0), row_base, col_base,
+             threshold_f, count, cap, ei, ej, er);
+    launch<2>(q, kernel, {static_cast<size_t>(ncols) * 16, static_cast<size_t>(rows) * 16}, {16, 16}, {},
               EventMode::kNone);
     int32_t found = 0;
     count.read(q, std::span<int32_t>(&found, 1));
     if (found > cap) {
       if (rows > 1) {
-        run(ti0, rows / 2, tj0, cols);
-        run(ti0 + rows / 2, rows - rows / 2, ti0 + rows / 2, tiles - (ti0 + rows / 2));
-      } else if (cols > 1) {
-        run(ti0, 1, tj0, cols / 2);
-        run(ti0, 1, tj0 + cols / 2, cols - cols / 2);
+        const int64_t second = ti0 + rows / 2, tj_second = std::max(tj0, second);
+        run(ti0, rows / 2, tj0, ncols);
+        run(second, rows - rows / 2, tj_second, tj0 + ncols - tj_second);
+      } else if (ncols > 1) {
+        run(ti0, 1, tj0, ncols / 2);
+        run(ti0, 1, tj0 + ncols / 2, ncols - ncols / 2);
       } else {
         throw std::runtime_error(
             fmt::format("a {} x {} tile has {} edges, more than the list's {}", kTile, kTile, found, cap));
@@ -76,11 +107,31 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
     for (size_t k = 0; k < edges.size(); ++k) edges[k] = {hi[k], hj[k], hr[k]};
     sink(edges);
   };
-  const int64_t band = std::max<int64_t>(1, kTilesPerLaunch / std::max<int64_t>(tiles, 1));
-  for (int64_t ti = 0; ti < tiles; ti += band) {
-    const int64_t rows = std::min(band, tiles - ti);
-    run(ti, rows, ti, tiles - ti);
-    if (progress) progress(ti + rows, tiles);
+  // Block pairs I <= J: block I's rows uploaded once per I, block J's as J advances (I == J: the same buffer). Within
+  // a pair, bands of tile rows of about kTilesPerLaunch tiles. Progress in tile rows: block I's rows, shared out over
+  // its pairs, so it rises monotonically to `tiles` (with one block: the rows of each band as it completes).
+  for (int64_t bi = 0; bi < blocks; ++bi) {
+    const int64_t ti_first = bi * block_tiles, ti_end = std::min(tiles, ti_first + block_tiles);
+    const int64_t row_tiles = ti_end - ti_first, pairs = blocks - bi;
+    upload(zr, bi);
+    row_base = static_cast<int>(bi * block);
+    for (int64_t bj = bi; bj < blocks; ++bj) {
+      if (bj == bi) {
+        cols = &zr;
+      } else {
+        upload(zc, bj);
+        cols = &zc;
+      }
+      col_base = static_cast<int>(bj * block);
+      const int64_t tj_first = bj * block_tiles, tj_end = std::min(tiles, tj_first + block_tiles);
+      const int64_t band = std::max<int64_t>(1, kTilesPerLaunch / std::max<int64_t>(tj_end - tj_first, 1));
+      for (int64_t ti = ti_first; ti < ti_end; ti += band) {
+        const int64_t rows = std::min(band, ti_end - ti), tj0 = std::max(ti, tj_first);
+        run(ti, rows, tj0, tj_end - tj0);
+        const int64_t done_in_block = (bj - bi) * row_tiles + (ti + rows - ti_first);
+        if (progress) progress(ti_first + done_in_block / pairs, tiles);
+      }
+    }
   }
 }
 

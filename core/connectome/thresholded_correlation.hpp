@@ -2,7 +2,8 @@
 // docs/algorithms/connectome.md): the N x N matrix is never held; the upper triangle is computed in 128 x 128 tiles, a
 // band of tile rows per launch, each tile thresholded on the device and its edges appended to a list that the host
 // reads after each launch. A launch whose edges overflow the list is split and repeated, so any threshold works with
-// a list of bounded size.
+// a list of bounded size. Series larger than the device's memory for them are uploaded in blocks of nodes, block pair
+// by block pair.
 #pragma once
 
 #include <cstdint>
@@ -29,9 +30,13 @@ using EdgeSink = std::function<void(std::span<const Edge>)>;
 using TileRowProgress = std::function<void(int64_t done, int64_t total)>;  // rows of 128-node tiles
 
 // Streams the edges to `sink` (one call per launch, edges in no particular order within it). `max_edges`: the edge
-// list's capacity on the device (0: N x 128, one full row of tiles). Throws std::invalid_argument for a threshold that
-// is not finite or more than 2^31 nodes.
+// list's capacity on the device (0: N x 128, one full row of tiles). `series_bytes`: the device memory the series may
+// take (0: series_memory_budget's automatic one); when N x padded floats exceed it, blocks of B nodes (B a multiple of
+// 128, two blocks within the budget) are uploaded pair by pair, with the same tiles and so the same r bit for bit.
+// Throws std::invalid_argument for a threshold that is not finite, more than 2^31 nodes, or a budget smaller than two
+// blocks of 128 nodes.
 void thresholded_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
-                              const EdgeSink& sink, const TileRowProgress& progress = {}, int64_t max_edges = 0);
+                              const EdgeSink& sink, const TileRowProgress& progress = {}, int64_t max_edges = 0,
+                              int64_t series_bytes = 0);
 
 }  // namespace rtf

@@ -33,6 +33,8 @@ def main():
     x = flat[voxels]
     constant = np.ptp(x, axis=1) == 0
     if method == "kendall":
+        if density:
+            return check_kendall_density(g, x, constant, density, absolute, json.load(open(prefix + "_connectome.json")))
         return check_kendall(g, x, constant, threshold, absolute)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.corrcoef(x) if method == "pearson" else stats.spearmanr(x, axis=1)[0]
@@ -116,6 +118,51 @@ def check_kendall(g, x, constant, threshold, absolute):
             problems.append(f"pair {i},{j}: tau {tau}, stored {dense[i, j]}")
     print(f"kendall {'|tau|' if absolute else 'tau'} >= {threshold}: {n} nodes, {g.nnz // 2} edges; 1,000 stored edges "
           f"within {worst:.2e} of scipy.stats.kendalltau; {decided} random pairs decided alike")
+    for p in problems[:5]:
+        print("FAILED:", p)
+    return 0 if not problems else 1
+
+
+def tau_b_matrix(x):
+    """Every pair's tau-b from the signs of all time pairs (numpy: a product of sign matrices), checked against
+    scipy.stats.kendalltau on random pairs before use."""
+    s, t = np.triu_indices(x.shape[1], 1)
+    signs = np.sign(x[:, t] - x[:, s])
+    numerator = signs @ signs.T
+    untied = np.sqrt((signs != 0).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return numerator / np.outer(untied, untied)
+
+
+def check_kendall_density(g, x, constant, density, absolute, report):
+    """--density with tau-b: the edges are the round(D x pairs) largest |tau| (tau), the JSON's cut within 1e-6 of the
+    k-th largest, every stored value within 1e-6."""
+    n = x.shape[0]
+    tau = tau_b_matrix(x)
+    rng = np.random.default_rng(5)
+    problems = []
+    for _ in range(300):
+        i, j = sorted(rng.choice(np.flatnonzero(~constant), size=2, replace=False))
+        if abs(tau[i, j] - stats.kendalltau(x[i], x[j]).correlation) > 1e-12:
+            problems.append(f"numpy tau-b of {i},{j} differs from scipy.stats.kendalltau")
+            break
+    metric = np.abs(tau) if absolute else tau
+    upper = np.triu(np.ones((n, n), dtype=bool), 1) & ~constant[:, None] & ~constant[None, :]
+    k = int(round(density * upper.sum()))
+    cut = np.sort(metric[upper])[::-1][k - 1]
+    if abs(report["threshold"] - cut) > 1e-6:
+        problems.append(f"cut {report['threshold']} vs the k-th largest {cut} (k {k})")
+    dense = g.toarray()
+    present = np.triu(dense != 0, 1)
+    decided = upper & (np.abs(metric - cut) > 1e-6)
+    wrong = (present != (upper & (metric >= cut))) & decided
+    if wrong.any():
+        problems.append(f"{wrong.sum()} pairs decided differently, e.g. {np.argwhere(wrong)[:3].tolist()}")
+    err = np.max(np.abs(dense[present] - tau[present])) if present.any() else 0.0
+    if err > 1e-6:
+        problems.append(f"largest |tau - numpy| {err:.2e}")
+    print(f"kendall density {density}: {n} nodes, {g.nnz // 2} edges (k {k}, {(upper & ~decided).sum()} pairs within "
+          f"1e-6 of the cut {cut:.7f}), largest |tau - numpy| {err:.2e}")
     for p in problems[:5]:
         print("FAILED:", p)
     return 0 if not problems else 1

@@ -37,14 +37,16 @@ else fail "density edges"; fi
 expect_ok "kendall |tau| >= 0.35 on fmri1" 'edges' "$RTFMRI" connectome "$B1" --method kendall --threshold 0.35 \
   --absolute --out "$W/k"
 if "$PY" "$CHECK" "$B1" "$W/k" kendall 0.35 1; then pass "kendall = scipy.stats.kendalltau"; else fail "kendall edges"; fi
+expect_ok "kendall tau, density 0.01 on fmri2" 'edges' "$RTFMRI" connectome "$B2" --method kendall --density 0.01 \
+  --out "$W/kd"
+if "$PY" "$CHECK" "$B2" "$W/kd" kendall d0.01 0; then pass "kendall density: the k largest tau"
+else fail "kendall density edges"; fi
 
 expect_error "a 3D image" 'needs a 4D series' "$RTFMRI" connectome "$W/p_degree.nii.gz" --threshold 0.5 --out "$W/bad"
 expect_error "a threshold outside [-1, 1]" 'lies in \[-1, 1\]' "$RTFMRI" connectome "$B1" --threshold 1.5 --out "$W/bad"
 expect_error "a density outside (0, 1]" 'lies in \(0, 1\]' "$RTFMRI" connectome "$B1" --density 1.5 --out "$W/bad"
 expect_error "both --threshold and --density" 'give --threshold R or --density D' "$RTFMRI" connectome "$B1" \
   --threshold 0.5 --density 0.1 --out "$W/bad"
-expect_error "kendall with a density (not yet)" 'not implemented yet' "$RTFMRI" connectome "$B1" --method kendall \
-  --density 0.01 --out "$W/bad"
 if compgen -G "$W/bad*" >/dev/null; then fail "an error left files: $(ls "$W"/bad*)"; else pass "errors wrote nothing"; fi
 
 echo "$failures failure(s)"

@@ -4,9 +4,12 @@
 // 128-node tiles, a partial last tile): Pearson and Spearman (integer data: many ties), positive and absolute
 // thresholds, constant series excluded; the edge set equals the reference's except for pairs within 1e-5 of the
 // threshold, and every r is within 1e-5. An edge list far too small for the edges (split launches) still yields every
-// pair once. The symmetric CSR, degree, strength and the .npz archive (members read back by our zip reader).
+// pair once. Series over a forced small device budget (blocks of 128 nodes, block pairs; normalisation in chunks)
+// give exactly the in-memory edges and series. The symmetric CSR, degree, strength and the .npz archive (members read
+// back by our zip reader).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +26,7 @@
 #include "core/io/npz_writer.hpp"
 #include "core/io/zip_archive.hpp"
 #include "core/reference/connectome_reference.hpp"
+#include "tests/connectome/density_expectations.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_device.hpp"
 #include "tests/support/test_seed.hpp"
@@ -191,27 +195,10 @@ TEST(Connectome, DensityKeepsTheLargestPairs) {
     const DensityEdges d = edges_at_density(test::test_device(), series, density, absolute, 7, {}, margin);
     EXPECT_EQ(d.pairs, 301 * 300 / 2);
     EXPECT_EQ(d.requested, std::llround(density * 301 * 300 / 2));
-    EXPECT_GE(static_cast<int64_t>(d.edges.size()), d.requested);
-    EXPECT_LE(static_cast<int64_t>(d.edges.size()), d.requested + 2);  // ties of float r only
     if (margin < 1.0) {
       EXPECT_GT(d.passes, 1);
     }
-    std::vector<double> all;
-    for (int i = 0; i < 301; ++i) {
-      for (int j = i + 1; j < 301; ++j) all.push_back(absolute ? std::abs(ref(i, j)) : ref(i, j));
-    }
-    std::nth_element(all.begin(), all.begin() + (d.requested - 1), all.end(), std::greater<>());
-    const double kth = all[static_cast<size_t>(d.requested - 1)];
-    EXPECT_NEAR(d.threshold, kth, 1e-6);
-    std::set<std::pair<int, int>> kept;
-    for (const Edge& e : d.edges) kept.insert({e.i, e.j});
-    for (int i = 0; i < 301; ++i) {
-      for (int j = i + 1; j < 301; ++j) {
-        const double m = absolute ? std::abs(ref(i, j)) : ref(i, j);
-        if (std::abs(m - kth) <= 1e-6) continue;
-        EXPECT_EQ(kept.count({i, j}) == 1, m > kth) << "pair " << i << "," << j;
-      }
-    }
+    test::expect_k_largest(ref, d, absolute);
   }
   EXPECT_THROW(edges_at_density(test::test_device(), series, 0.0, false), std::invalid_argument);
   EXPECT_THROW(edges_at_density(test::test_device(), series, 1.5, false), std::invalid_argument);
@@ -226,6 +213,92 @@ TEST(Connectome, TinyEdgeListSplitsLaunchesAndLosesNothing) {
   const auto found = collect(series, {.value = -1.0, .absolute = false}, 9000);
   EXPECT_EQ(found.size(), 150U * 149U / 2U);
   EXPECT_THROW(collect(series, {.value = -1.0}, 100), std::runtime_error);  // one tile holds more than 100
+}
+
+// The edges sorted by pair, from a device budget of `series_bytes` (0: automatic); progress rises monotonically to the
+// number of tile rows.
+std::vector<std::tuple<int, int, float>> sorted_edges(const NodeSeries& series, const CorrelationThreshold& threshold,
+                                                      int64_t max_edges, int64_t series_bytes) {
+  std::vector<std::tuple<int, int, float>> edges;
+  int64_t last = 0, total = -1;
+  thresholded_correlations(
+      test::test_device(), series, threshold,
+      [&](std::span<const Edge> found) {
+        for (const Edge& e : found) edges.emplace_back(e.i, e.j, e.r);
+      },
+      [&](int64_t done, int64_t all) {
+        EXPECT_GE(done, last);
+        EXPECT_LE(done, all);
+        last = done;
+        total = all;
+      },
+      max_edges, series_bytes);
+  const auto tiles = static_cast<int64_t>((series.nodes() + 127) / 128);
+  EXPECT_EQ(total, tiles);
+  EXPECT_EQ(last, tiles);
+  std::sort(edges.begin(), edges.end());
+  EXPECT_TRUE(std::adjacent_find(edges.begin(), edges.end(), [](const auto& a, const auto& b) {
+                return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b);
+              }) == edges.end());
+  return edges;
+}
+
+// 331 nodes x 37 volumes (padded 48: 63,552 bytes) over a budget of two 128-node blocks (49,152 bytes): three blocks,
+// six block pairs, a partial last block; the edges equal the one-buffer run's bit for bit, also with an edge list of
+// one tile, and for 600 nodes in 256-node blocks with split launches; normalisation in chunks equals the unchunked one
+// exactly.
+TEST(Connectome, SeriesOverTheDeviceBudgetTiledInBlocks) {
+  std::mt19937 rng(test::test_seed());
+  Image image = make_series(331, 37, rng, false);
+  for (int t = 0; t < 37; ++t) {  // constant series: excluded, in the first, middle and last block
+    for (int v : {0, 200, 330}) image.volume(t)[static_cast<size_t>(v)] = 7.0f;
+  }
+  const std::vector<uint8_t> mask(331, 1);
+  NodeSeries series = node_series(image, mask, CorrelationMethod::kPearson, false);
+  ASSERT_EQ(series.padded, 48);
+  const int64_t two_blocks = 2 * 128 * 48 * 4;
+  NodeSeries chunked = series;
+  normalise_on_device(test::test_device(), series);
+  normalise_on_device(test::test_device(), chunked, 128 * 48 * 4);  // three chunks
+  EXPECT_TRUE(chunked.normalised);
+  EXPECT_EQ(chunked.valid, series.valid);
+  EXPECT_EQ(chunked.z, series.z);
+  for (CorrelationMethod method : {CorrelationMethod::kPearson, CorrelationMethod::kSpearman}) {
+    NodeSeries all = node_series(image, mask, method, false), odd = all;
+    normalise_on_device(test::test_device(), all);
+    normalise_on_device(test::test_device(), odd, 100 * 48 * 4 + 17);  // chunks of 100 nodes
+    EXPECT_EQ(odd.z, all.z);
+    EXPECT_EQ(odd.valid, all.valid);
+  }
+  for (const CorrelationThreshold threshold :
+       {CorrelationThreshold{.value = 0.3, .absolute = false}, CorrelationThreshold{.value = 0.3, .absolute = true}}) {
+    SCOPED_TRACE(threshold.absolute ? "|r| >= 0.3" : "r >= 0.3");
+    const auto in_memory = sorted_edges(series, threshold, 0, 0);
+    const auto blocked = sorted_edges(series, threshold, 0, two_blocks);
+    EXPECT_GT(in_memory.size(), 1000U);
+    EXPECT_EQ(blocked, in_memory);
+    EXPECT_EQ(sorted_edges(series, threshold, 0, two_blocks + 2 * 48 * 4 * 127), in_memory);  // still 128-node blocks
+  }
+  // Every pair of valid nodes through a list of one full tile (16,384; with 128-node blocks each launch is one tile).
+  const CorrelationThreshold every{.value = -1.0, .absolute = false};
+  const auto in_memory = sorted_edges(series, every, 128 * 128, 0);
+  EXPECT_EQ(in_memory.size(), 328U * 327U / 2U);
+  EXPECT_EQ(sorted_edges(series, every, 128 * 128, two_blocks), in_memory);
+  EXPECT_EQ(sorted_edges(series, every, 0, two_blocks), in_memory);
+  // 600 nodes x 20 volumes (padded 32) in 256-node blocks (256, 256, 88): a block pair's launch of 2 x 2 tiles
+  // overflows a one-tile list and splits its rows, then a row's columns, on and off the diagonal.
+  const Image wide = make_series(600, 20, rng, false);
+  const NodeSeries wide_series = node_series(wide, std::vector<uint8_t>(600, 1), CorrelationMethod::kPearson);
+  const int64_t wide_blocks = 2 * 256 * 32 * 4;
+  const auto wide_all = sorted_edges(wide_series, every, 0, 0);
+  EXPECT_EQ(wide_all.size(), 600U * 599U / 2U);
+  EXPECT_EQ(sorted_edges(wide_series, every, 128 * 128, wide_blocks), wide_all);
+  const CorrelationThreshold wide_abs{.value = 0.4, .absolute = true};
+  EXPECT_EQ(sorted_edges(wide_series, wide_abs, 0, wide_blocks), sorted_edges(wide_series, wide_abs, 0, 0));
+  // A budget below two blocks of 128 nodes cannot tile them; the normalisation's below one node's series.
+  EXPECT_THROW(sorted_edges(series, every, 0, two_blocks - 1), std::invalid_argument);
+  NodeSeries raw = node_series(image, mask, CorrelationMethod::kPearson, false);
+  EXPECT_THROW(normalise_on_device(test::test_device(), raw, 48 * 4 - 1), std::invalid_argument);
 }
 
 TEST(Connectome, SymmetricCsrDegreeStrengthAndNpz) {
@@ -265,8 +338,8 @@ TEST(Connectome, SymmetricCsrDegreeStrengthAndNpz) {
   EXPECT_EQ(header_end % 64, 0U);  // the data start aligned, as NumPy writes them
 }
 
-// The zip64 layout (used when an archive could pass 4 GiB) forced on a small archive: Python's zipfile and numpy read it
-// (an independent reader; skipped where Debian's python3-numpy is missing).
+// The zip64 layout (used when an archive could pass 4 GiB) forced on a small archive: Python's zipfile and numpy read
+// it (an independent reader; skipped where Debian's python3-numpy is missing).
 TEST(Connectome, Zip64ArchiveReadsInNumpy) {
   if (std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "/usr/bin/python3 with numpy is missing (scripts/setup.sh installs python3-scipy)";
@@ -275,13 +348,13 @@ TEST(Connectome, Zip64ArchiveReadsInNumpy) {
   const auto path = dir.path() / "zip64.npz";
   const std::vector<double> values{1.5, -2.25, 3.0};
   const std::vector<int32_t> counts{7, 8};
-  io::write_npz(path,
-                {io::npy_member<double>("a", "<f8", {3}, values), io::npy_member<int32_t>("b", "<i4", {2}, counts)},
-                true);
-  const std::string check = "/usr/bin/python3 -c \"import numpy as np, zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); "
-                            "assert all(i.file_size == i.compress_size for i in z.infolist()); d = np.load(sys.argv[1]); "
-                            "assert list(d['a']) == [1.5, -2.25, 3.0] and list(d['b']) == [7, 8]\" " +
-                            path.string();
+  io::write_npz(
+      path, {io::npy_member<double>("a", "<f8", {3}, values), io::npy_member<int32_t>("b", "<i4", {2}, counts)}, true);
+  const std::string check =
+      "/usr/bin/python3 -c \"import numpy as np, zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); "
+      "assert all(i.file_size == i.compress_size for i in z.infolist()); d = np.load(sys.argv[1]); "
+      "assert list(d['a']) == [1.5, -2.25, 3.0] and list(d['b']) == [7, 8]\" " +
+      path.string();
   EXPECT_EQ(std::system(check.c_str()), 0) << check;
   // The same archive without zip64 reads in our own reader too.
   const auto plain = dir.path() / "plain.npz";
