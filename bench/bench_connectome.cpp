@@ -1,10 +1,11 @@
 // Connectome benchmark (issue 16): thresholded correlations of every pair of N nodes with series of L samples, as Zhao
 // et al. measured them ("full matrix": every pair computed; here each tile is thresholded where it is computed and
 // only the passing pairs leave the device). Random normal series (the time does not depend on them at a threshold few
-// pairs pass; --threshold lower to time the edge traffic too). Times the device part (upload of the normalised
-// series, every tile, the edges read back) and, separately, the host's gathering of the series and the device's
-// ranking and normalisation (kernels/node_normalise.cl, with the series' transfers both ways).
-// Prints one JSON line: medians and p95 of --runs runs after one untimed run, multiply-adds and their rate.
+// pairs pass; --threshold lower to time the edge traffic too; --integers for tied data). Times the device part (upload
+// of the normalised series, every tile, the edges read back) or, with --density, the whole selection (the sampled
+// cut, the candidate pass, the host's exact choice of the k largest), and, separately, the host's gathering of the
+// series and the device's ranking and normalisation (kernels/node_normalise.cl, with the series' transfers both ways).
+// Prints one JSON line: medians and p95 of --runs runs after --warmup untimed ones, multiply-adds and their rate.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -12,8 +13,10 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "bench/bench_stats.hpp"
+#include "core/connectome/density_threshold.hpp"
 #include "core/connectome/kendall.hpp"
 #include "core/connectome/node_series.hpp"
 #include "core/connectome/thresholded_correlation.hpp"
@@ -22,7 +25,8 @@
 int main(int argc, char** argv) {
   std::string device_spec, method = "pearson";
   int64_t nodes = 58523, length = 512;
-  double threshold = 0.5;
+  double threshold = 0.5, density = 0.0;
+  int warmup = 1;
   bool absolute = false, integers = false;
   int runs = 5;
   CLI::App app("rtfmri connectome benchmark: thresholded correlations of every node pair, JSON line");
@@ -39,31 +43,51 @@ int main(int argc, char** argv) {
   app.add_flag("--integers", integers,
                "Round the random series (mean 100, sd 10) to integers, as int16 BOLD is: ties in every series "
                "(Kendall's two-popcount path)");
+  app.add_option("--density", density,
+                 "Instead of --threshold: keep the fraction D of pairs with the largest r (the sampled cut, the "
+                 "candidate pass, the exact selection on the host: all timed)")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--runs", runs, "Timed runs")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--warmup", warmup, "Untimed runs before them")->check(CLI::NonNegativeNumber)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     auto device = rtf::Device::open(device_spec);
     fmt::print(stderr, "bench_connectome: device {}\n", device->info().label());
-    rtf::ImageHeader h;
-    h.dims = {nodes, 1, 1};
-    h.num_volumes = length;
-    rtf::Image series_image(h);
-    std::mt19937 rng(1);
-    std::normal_distribution<float> normal(100.0f, 10.0f);
-    for (float& x : series_image.data()) x = integers ? std::round(normal(rng)) : normal(rng);
-    const std::vector<uint8_t> mask(static_cast<size_t>(nodes), 1);
     const rtf::CorrelationMethod m =
         method == "spearman" ? rtf::CorrelationMethod::kSpearman : rtf::CorrelationMethod::kPearson;
-    const auto t0 = std::chrono::steady_clock::now();
     const bool kendall = method == "kendall";
-    const rtf::NodeSeries raw = rtf::node_series(series_image, mask, m, false);
-    const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double host_s = 0;
+    rtf::NodeSeries raw;
+    {
+      rtf::ImageHeader h;
+      h.dims = {nodes, 1, 1};
+      h.num_volumes = length;
+      rtf::Image series_image(h);
+      // Each volume from its own seeded generator, volumes spread over the host's threads.
+      std::vector<std::thread> threads;
+      const int64_t workers = std::max<int64_t>(1, std::thread::hardware_concurrency());
+      for (int64_t w = 0; w < workers; ++w) {
+        threads.emplace_back([&, w] {
+          for (int64_t t = w; t < length; t += workers) {
+            std::mt19937 rng(static_cast<uint32_t>(t + 1));
+            std::normal_distribution<float> normal(100.0f, 10.0f);
+            for (float& x : series_image.volume(t)) x = integers ? std::round(normal(rng)) : normal(rng);
+          }
+        });
+      }
+      for (std::thread& t : threads) t.join();
+      const std::vector<uint8_t> mask(static_cast<size_t>(nodes), 1);
+      const auto t0 = std::chrono::steady_clock::now();
+      raw = rtf::node_series(series_image, mask, m, false);
+      host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
     std::vector<double> normalise_seconds;
     rtf::NodeSeries series;
-    for (int run = 0; run <= runs; ++run) {
+    for (int run = 0; run <= std::min(runs, 2); ++run) {
       series = raw;
       const auto start = std::chrono::steady_clock::now();
       if (!kendall) rtf::normalise_on_device(*device, series);
+      if (kendall) rtf::mark_constant_series(series);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (run > 0) normalise_seconds.push_back(s);
     }
@@ -73,19 +97,31 @@ int main(int argc, char** argv) {
       (void)rtf::kendall_denominators(series);
       ties_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
+    raw = {};
     std::vector<double> seconds;
     int64_t edges = 0;
-    for (int run = 0; run <= runs; ++run) {
+    rtf::DensityEdges at_density;
+    const rtf::CorrelationPass pass = [&](const rtf::NodeSeries& s, const rtf::CorrelationThreshold& t,
+                                          const rtf::EdgeSink& sink, const rtf::TileRowProgress& p) {
+      if (kendall) {
+        rtf::kendall_correlations(*device, s, t, sink, p);
+      } else {
+        rtf::thresholded_correlations(*device, s, t, sink, p);
+      }
+    };
+    for (int run = 0; run < warmup + runs; ++run) {
       edges = 0;
       const auto start = std::chrono::steady_clock::now();
-      const auto count = [&](std::span<const rtf::Edge> e) { edges += static_cast<int64_t>(e.size()); };
-      if (kendall) {
-        rtf::kendall_correlations(*device, series, {.value = threshold, .absolute = absolute}, count);
+      if (density > 0) {
+        at_density = {};
+        at_density = rtf::edges_at_density(pass, series, density, absolute);
+        edges = static_cast<int64_t>(at_density.edges.size());
       } else {
-        rtf::thresholded_correlations(*device, series, {.value = threshold, .absolute = absolute}, count);
+        pass(series, {.value = threshold, .absolute = absolute},
+             [&](std::span<const rtf::Edge> e) { edges += static_cast<int64_t>(e.size()); }, {});
       }
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (run > 0) seconds.push_back(s);
+      if (run >= warmup) seconds.push_back(s);
     }
     const rtf::bench::Timing t = rtf::bench::summarize(seconds);
     // Multiply-adds of the computed tiles (Pearson/Spearman: the upper triangle of 128 x 128 tiles, diagonal tiles
@@ -99,7 +135,13 @@ int main(int argc, char** argv) {
                             {"method", method},
                             {"nodes", nodes},
                             {"length", length},
-                            {"threshold", threshold},
+                            {"threshold", density > 0 ? at_density.threshold : threshold},
+                            {"density", density},
+                            {"density_passes", at_density.passes},
+                            {"density_candidates", at_density.candidates},
+                            {"density_sample_s", at_density.sample_seconds},
+                            {"density_pass_s", at_density.pass_seconds},
+                            {"density_select_s", at_density.select_seconds},
                             {"absolute", absolute},
                             {"integers", integers},
                             {"edges", edges},

@@ -19,6 +19,8 @@
 //   s_band     int [BAND][N]: S of the band's rows (i - b0) against every column j
 //   dinv       float [N]: 1 / D_i (0 for a constant series)
 // Compile-time defines: ABSOLUTE.
+#include "edge_list.clh"
+
 #define TS 64
 #define TKW 16  // words per local-memory step
 #define WPT 4
@@ -137,30 +139,17 @@ __kernel void kendall_correct(__global const float* restrict z, const int lp, __
   if (c != 0) atomic_add(&s_band[(size_t)(lo - b0) * (size_t)n + (size_t)hi], c);
 }
 
-// tau_b of the band's pairs (i in the band, j > i), thresholded; edges appended as in correlation_tile.cl.
+// tau_b of the band's pairs (i in the band, j > i), thresholded and appended to the edge list (edge_list.clh).
 // Rows row0 .. row0 + rows - 1 of the band (nodes b0 + row).
 __kernel void kendall_finalize(__global const int* restrict s_band, __global const float* restrict dinv, const int n,
                                const int b0, const int row0, const int rows, const float threshold,
-                               __global int* restrict count, const int capacity, __global int* restrict ei,
-                               __global int* restrict ej, __global float* restrict er) {
+                               __global int* restrict count, const int capacity, __global int* restrict edges) {
   const int j = get_global_id(0);
   const int row = row0 + (int)get_global_id(1);
   const int i = b0 + row;
   if (j >= n || (int)get_global_id(1) >= rows || i >= n || j <= i) return;
   const float di = dinv[i], dj = dinv[j];
   if (di == 0.0f || dj == 0.0f) return;
-  const float tau = (float)s_band[(size_t)row * (size_t)n + (size_t)j] * di * dj;  // |S| < 2^24: exact in float
-#if ABSOLUTE
-  const int keep = fabs(tau) >= threshold;
-#else
-  const int keep = tau >= threshold;
-#endif
-  if (keep) {
-    const int slot = atomic_inc(count);
-    if (slot < capacity) {
-      ei[slot] = i;
-      ej[slot] = j;
-      er[slot] = tau;
-    }
-  }
+  const float tau = (float)s_band[(size_t)row * (size_t)n + (size_t)j] * di * dj;  // S exact; tau within 2 ulp
+  append_if_passing(tau, threshold, i, j, count, capacity, edges);
 }

@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <random>
 #include <stdexcept>
+
+#include "core/connectome/top_k_edges.hpp"
 
 namespace rtf {
 
@@ -75,10 +78,21 @@ DensityEdges edges_at_density(const CorrelationPass& pass, const NodeSeries& ser
   DensityEdges out;
   out.pairs = v * (v - 1) / 2;
   out.requested = std::max<int64_t>(1, std::llround(density * static_cast<double>(out.pairs)));
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  auto start = Clock::now();
   const std::vector<float> sample = sample_metrics(pass, series, absolute, seed);
+  out.sample_seconds = seconds_since(start);
+  start = Clock::now();
   // The candidate cut: the sample's value at 1.5 times the density (plus a few sample pairs), doubled each retry.
   double fraction = std::min(1.0, margin * density + (margin >= 1.0 ? 8.0 / static_cast<double>(sample.size()) : 0.0));
   std::vector<Edge> candidates;
+  // Room for the expected candidates (margin x k, a little more) up front: growing a list of 10^9 edges by doubling
+  // would need twice its memory for a moment.
+  candidates.reserve(static_cast<size_t>(std::min<double>(
+      static_cast<double>(out.pairs), 1.1 * std::max(margin, 1.0) * static_cast<double>(out.requested) + 1024)));
   while (true) {
     const auto at = static_cast<size_t>(std::min<double>(static_cast<double>(sample.size()) - 1,
                                                          std::floor(fraction * static_cast<double>(sample.size()))));
@@ -93,17 +107,16 @@ DensityEdges edges_at_density(const CorrelationPass& pass, const NodeSeries& ser
     if (static_cast<int64_t>(candidates.size()) >= out.requested || fraction >= 1.0) break;
     fraction = std::min(1.0, fraction * 2.0);
   }
+  out.pass_seconds = seconds_since(start);
+  out.candidates = static_cast<int64_t>(candidates.size());
+  start = Clock::now();
   // The k-th largest metric among the candidates; every candidate at or above it is kept (ties included).
-  std::vector<float> values(candidates.size());
-  std::transform(candidates.begin(), candidates.end(), values.begin(),
-                 [&](const Edge& e) { return metric(e, absolute); });
-  const auto kth = static_cast<size_t>(std::min<int64_t>(out.requested, static_cast<int64_t>(values.size())) - 1);
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(kth), values.end(), std::greater<>());
-  const float threshold = values[kth];
-  out.threshold = threshold;
-  for (const Edge& e : candidates) {
-    if (metric(e, absolute) >= threshold) out.edges.push_back(e);
-  }
+  TopEdges top =
+      top_k_edges(candidates, std::min<int64_t>(out.requested, static_cast<int64_t>(candidates.size())), absolute);
+  candidates = {};
+  out.threshold = top.threshold;
+  out.edges = std::move(top.edges);
+  out.select_seconds = seconds_since(start);
   return out;
 }
 

@@ -21,6 +21,8 @@ struct DensityEdges {
   int64_t requested = 0;    // k
   int passes = 0;           // passes over all pairs (1 unless the sample's estimate fell short)
   double sample_cut = 0.0;  // the first pass's candidate cut
+  int64_t candidates = 0;   // pairs the last pass kept
+  double sample_seconds = 0.0, pass_seconds = 0.0, select_seconds = 0.0;  // where the time went
 };
 
 // Host memory the candidates need (bytes), for the caller's refusal before computing: ~1.5 k edges, their CSR.

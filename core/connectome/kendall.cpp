@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/connectome/edge_list.hpp"
 #include "core/connectome/kendall_ties.hpp"
 #include "core/device/buffer.hpp"
 #include "core/device/launch.hpp"
@@ -92,13 +93,7 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
   int64_t band = std::max<int64_t>(kTile, band_bytes / (4 * n) / kTile * kTile);
   band = std::min(band, tiles * kTile);
   DeviceBuffer<int32_t> s_band(device, static_cast<size_t>(band * n));
-  const int64_t capacity = std::max<int64_t>(n, std::min<int64_t>(band * n / 2, int64_t{16} << 20));
-  const int cap = static_cast<int>(std::min<int64_t>(capacity, std::numeric_limits<int32_t>::max()));
-  DeviceBuffer<int32_t> count(device, 1), ei(device, static_cast<size_t>(cap)), ej(device, static_cast<size_t>(cap));
-  DeviceBuffer<float> er(device, static_cast<size_t>(cap));
-  std::vector<int32_t> hi, hj;
-  std::vector<float> hr;
-  std::vector<Edge> edges;
+  DeviceEdgeList list(device, std::max<int64_t>(n, std::min<int64_t>(band * n / 2, int64_t{16} << 20)));
   const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded);
   for (int64_t b0 = 0; b0 < n; b0 += band) {
     const int64_t rows = std::min(band, n - b0);
@@ -124,27 +119,15 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
     }
     // The band's tau, thresholded, rows at a time; a launch that overflows the list is split (a row holds < n edges).
     std::function<void(int64_t, int64_t)> finish = [&](int64_t row0, int64_t count_rows) {
-      count.fill(q, 0);
+      list.reset(q);
       set_args(finalize, s_band, dinv_buffer, ni, static_cast<int>(b0), static_cast<int>(row0),
-               static_cast<int>(count_rows), static_cast<float>(threshold.value), count, cap, ei, ej, er);
+               static_cast<int>(count_rows), static_cast<float>(threshold.value), list.count(), list.capacity(),
+               list.edges());
       launch<2>(q, finalize, {static_cast<size_t>(n), static_cast<size_t>(count_rows)}, {64, 1}, {}, EventMode::kNone);
-      int32_t found = 0;
-      count.read(q, std::span<int32_t>(&found, 1));
-      if (found > cap) {
+      if (list.drain(q, sink) > list.capacity()) {
         finish(row0, count_rows / 2);
         finish(row0 + count_rows / 2, count_rows - count_rows / 2);
-        return;
       }
-      if (found == 0) return;
-      hi.resize(static_cast<size_t>(found));
-      hj.resize(static_cast<size_t>(found));
-      hr.resize(static_cast<size_t>(found));
-      ei.read(q, hi);
-      ej.read(q, hj);
-      er.read(q, hr);
-      edges.resize(static_cast<size_t>(found));
-      for (size_t k = 0; k < edges.size(); ++k) edges[k] = {hi[k], hj[k], hr[k]};
-      sink(edges);
     };
     finish(0, rows);
     if (progress) progress(std::min(tiles, (b0 + rows + kTile - 1) / kTile), tiles);

@@ -4,44 +4,30 @@
 
 #include <algorithm>
 #include <numeric>
-#include <thread>
+
+#include "core/util/host_threads.hpp"
 
 namespace rtf {
-
-namespace {
-
-// Calls f(node) for every node, on the host's cores.
-template <typename F>
-void for_each_node(size_t n, F f) {
-  const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 64);
-  std::vector<std::thread> threads;
-  for (size_t w = 0; w < workers; ++w) {
-    threads.emplace_back([=] {
-      for (size_t node = w; node < n; node += workers) f(node);
-    });
-  }
-  for (std::thread& t : threads) t.join();
-}
-
-}  // namespace
 
 KendallTies kendall_ties(const NodeSeries& series, int tile, int64_t sparse_limit) {
   const auto n = series.nodes(), l = static_cast<size_t>(series.length), lp = static_cast<size_t>(series.padded);
   KendallTies out;
   out.tied.assign(n, 0.0);
-  for_each_node(n, [&](size_t node) {
-    std::vector<float> x(series.z.begin() + static_cast<std::ptrdiff_t>(node * lp),
-                         series.z.begin() + static_cast<std::ptrdiff_t>(node * lp + l));
-    std::sort(x.begin(), x.end());
-    double tied = 0;
-    for (size_t a = 0; a < l;) {
-      size_t b = a + 1;
-      while (b < l && x[b] == x[a]) ++b;
-      const auto size = static_cast<double>(b - a);
-      tied += size * (size - 1) / 2;
-      a = b;
+  host_ranges(n, host_thread_count(), [&](size_t begin, size_t end, size_t) {
+    for (size_t node = begin; node < end; ++node) {
+      std::vector<float> x(series.z.begin() + static_cast<std::ptrdiff_t>(node * lp),
+                           series.z.begin() + static_cast<std::ptrdiff_t>(node * lp + l));
+      std::sort(x.begin(), x.end());
+      double tied = 0;
+      for (size_t a = 0; a < l;) {
+        size_t b = a + 1;
+        while (b < l && x[b] == x[a]) ++b;
+        const auto size = static_cast<double>(b - a);
+        tied += size * (size - 1) / 2;
+        a = b;
+      }
+      out.tied[node] = tied;
     }
-    out.tied[node] = tied;
   });
   out.dense_tile.assign((n + static_cast<size_t>(tile) - 1) / static_cast<size_t>(tile), 0);
   out.offsets.push_back(0);

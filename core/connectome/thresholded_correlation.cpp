@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/connectome/edge_list.hpp"
 #include "core/device/buffer.hpp"
 #include "core/device/launch.hpp"
 
@@ -53,15 +54,9 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
   if (blocks > 1) zc = DeviceBuffer<float>(device, static_cast<size_t>(block * lp64), CL_MEM_READ_ONLY);
   DeviceBuffer<uint8_t> valid(device, series.valid.size(), CL_MEM_READ_ONLY);
   valid.write(q, series.valid);
-  DeviceBuffer<int32_t> count(device, 1), ei(device, static_cast<size_t>(capacity)),
-      ej(device, static_cast<size_t>(capacity));
-  DeviceBuffer<float> er(device, static_cast<size_t>(capacity));
-  std::vector<int32_t> hi, hj;
-  std::vector<float> hr;
-  std::vector<Edge> edges;
+  DeviceEdgeList list(device, capacity);
   const auto threshold_f = static_cast<float>(threshold.value);
-  const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded),
-            cap = static_cast<int>(std::min<int64_t>(capacity, std::numeric_limits<int32_t>::max()));
+  const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded), cap = list.capacity();
   const auto upload = [&](DeviceBuffer<float>& z, int64_t b) {  // block b's rows
     const int64_t first = b * block, rows = std::min(block, n - first);
     z.write(q, std::span<const float>(series.z).subspan(static_cast<size_t>(first * lp64),
@@ -75,13 +70,12 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
   std::function<void(int64_t, int64_t, int64_t, int64_t)> run = [&](int64_t ti0, int64_t rows, int64_t tj0,
                                                                     int64_t ncols) {
     if (ncols <= 0) return;
-    count.fill(q, 0);
+    list.reset(q);
     set_args(kernel, zr, *cols, valid, ni, lp, static_cast<int>(ti0), static_cast<int>(tj0), row_base, col_base,
-             threshold_f, count, cap, ei, ej, er);
+             threshold_f, list.count(), cap, list.edges());
     launch<2>(q, kernel, {static_cast<size_t>(ncols) * 16, static_cast<size_t>(rows) * 16}, {16, 16}, {},
               EventMode::kNone);
-    int32_t found = 0;
-    count.read(q, std::span<int32_t>(&found, 1));
+    const int64_t found = list.drain(q, sink);
     if (found > cap) {
       if (rows > 1) {
         const int64_t second = ti0 + rows / 2, tj_second = std::max(tj0, second);
@@ -94,18 +88,7 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
         throw std::runtime_error(
             fmt::format("a {} x {} tile has {} edges, more than the list's {}", kTile, kTile, found, cap));
       }
-      return;
     }
-    if (found == 0) return;
-    hi.resize(static_cast<size_t>(found));
-    hj.resize(static_cast<size_t>(found));
-    hr.resize(static_cast<size_t>(found));
-    ei.read(q, hi);
-    ej.read(q, hj);
-    er.read(q, hr);
-    edges.resize(static_cast<size_t>(found));
-    for (size_t k = 0; k < edges.size(); ++k) edges[k] = {hi[k], hj[k], hr[k]};
-    sink(edges);
   };
   // Block pairs I <= J: block I's rows uploaded once per I, block J's as J advances (I == J: the same buffer). Within
   // a pair, bands of tile rows of about kTilesPerLaunch tiles. Progress in tile rows: block I's rows, shared out over
