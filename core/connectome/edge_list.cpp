@@ -18,9 +18,10 @@ void DeviceEdgeList::reset(cl_command_queue q) {
   count_.fill(q, 0);
 }
 
-int64_t DeviceEdgeList::drain(cl_command_queue q, const EdgeSink& sink) {
+int64_t DeviceEdgeList::drain(cl_command_queue q, const EdgeSink& sink, cl_event after) {
   int32_t found = 0;
-  count_.read(q, std::span<int32_t>(&found, 1));
+  RTF_CL_CHECK(clEnqueueReadBuffer(q, count_.get(), CL_TRUE, 0, sizeof(found), &found, after != nullptr ? 1 : 0,
+                                   after != nullptr ? &after : nullptr, nullptr));
   if (found == 0 || found > capacity_) return found;
   host_.resize(static_cast<size_t>(found));
   edges_.read(q, std::span<int32_t>(reinterpret_cast<int32_t*>(host_.data()), 3 * host_.size()));

@@ -19,8 +19,9 @@ class DeviceEdgeList {
   const DeviceBuffer<int32_t>& edges() const { return edges_; }
   void reset(cl_command_queue q);  // count = 0, before a launch
   // The launch's edge count; when it fits, its edges are read and passed to `sink` (not called for none). Returns
-  // the count, so that a caller seeing more than capacity() splits the launch.
-  int64_t drain(cl_command_queue q, const EdgeSink& sink);
+  // the count, so that a caller seeing more than capacity() splits the launch. With `after` (the launch's event) the
+  // reads may go on another queue (the device's transfer queue) while the compute queue runs the next launch.
+  int64_t drain(cl_command_queue q, const EdgeSink& sink, cl_event after = nullptr);
 
  private:
   int capacity_ = 0;

@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "core/connectome/edge_list.hpp"
@@ -54,9 +56,10 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
   if (blocks > 1) zc = DeviceBuffer<float>(device, static_cast<size_t>(block * lp64), CL_MEM_READ_ONLY);
   DeviceBuffer<uint8_t> valid(device, series.valid.size(), CL_MEM_READ_ONLY);
   valid.write(q, series.valid);
-  DeviceEdgeList list(device, capacity);
+  // Two edge lists: a band's edges are read (on the transfer queue) while the next band runs into the other list.
+  std::array<DeviceEdgeList, 2> lists{DeviceEdgeList(device, capacity), DeviceEdgeList(device, capacity)};
   const auto threshold_f = static_cast<float>(threshold.value);
-  const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded), cap = list.capacity();
+  const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded), cap = lists[0].capacity();
   const auto upload = [&](DeviceBuffer<float>& z, int64_t b) {  // block b's rows
     const int64_t first = b * block, rows = std::min(block, n - first);
     z.write(q, std::span<const float>(series.z).subspan(static_cast<size_t>(first * lp64),
@@ -65,31 +68,49 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
   // The block pair's buffers: row tiles come from `rows` (its first node row_base), column tiles from `cols`.
   const DeviceBuffer<float>* cols = &zr;
   int row_base = 0, col_base = 0;
-  // Row tiles [ti0, ti0 + rows) x column tiles [tj0, tj0 + ncols) (those below the diagonal skip themselves); an
-  // overflowing launch is repeated in halves: rows first, then the columns of a single row.
-  std::function<void(int64_t, int64_t, int64_t, int64_t)> run = [&](int64_t ti0, int64_t rows, int64_t tj0,
-                                                                    int64_t ncols) {
-    if (ncols <= 0) return;
-    list.reset(q);
+  // Row tiles [ti0, ti0 + rows) x column tiles [tj0, tj0 + ncols) into list `which` (those below the diagonal skip
+  // themselves).
+  const auto submit = [&](int64_t ti0, int64_t rows, int64_t tj0, int64_t ncols, int which) {
+    lists[which].reset(q);
     set_args(kernel, zr, *cols, valid, ni, lp, static_cast<int>(ti0), static_cast<int>(tj0), row_base, col_base,
-             threshold_f, list.count(), cap, list.edges());
-    launch<2>(q, kernel, {static_cast<size_t>(ncols) * 16, static_cast<size_t>(rows) * 16}, {16, 16}, {},
-              EventMode::kNone);
-    const int64_t found = list.drain(q, sink);
-    if (found > cap) {
-      if (rows > 1) {
-        const int64_t second = ti0 + rows / 2, tj_second = std::max(tj0, second);
-        run(ti0, rows / 2, tj0, ncols);
-        run(second, rows - rows / 2, tj_second, tj0 + ncols - tj_second);
-      } else if (ncols > 1) {
-        run(ti0, 1, tj0, ncols / 2);
-        run(ti0, 1, tj0 + ncols / 2, ncols - ncols / 2);
-      } else {
-        throw std::runtime_error(
-            fmt::format("a {} x {} tile has {} edges, more than the list's {}", kTile, kTile, found, cap));
-      }
-    }
+             threshold_f, lists[which].count(), cap, lists[which].edges());
+    return launch<2>(q, kernel, {static_cast<size_t>(ncols) * 16, static_cast<size_t>(rows) * 16}, {16, 16});
   };
+  // A launch's edges to the sink; one that overflowed its list is repeated in halves (rows first, then the columns of
+  // a single row), each waited for.
+  std::function<void(int64_t, int64_t, int64_t, int64_t, int, cl_event)> settle =
+      [&](int64_t ti0, int64_t rows, int64_t tj0, int64_t ncols, int which, cl_event done) {
+        const int64_t found = lists[which].drain(done != nullptr ? device.transfer_queue() : q, sink, done);
+        if (found <= cap) return;
+        const auto again = [&](int64_t a, int64_t r, int64_t b, int64_t c) {
+          if (c <= 0) return;
+          const ClEvent e = submit(a, r, b, c, which);
+          settle(a, r, b, c, which, e.get());
+        };
+        if (rows > 1) {
+          const int64_t second = ti0 + rows / 2, tj_second = std::max(tj0, second);
+          again(ti0, rows / 2, tj0, ncols);
+          again(second, rows - rows / 2, tj_second, tj0 + ncols - tj_second);
+        } else if (ncols > 1) {
+          again(ti0, 1, tj0, ncols / 2);
+          again(ti0, 1, tj0 + ncols / 2, ncols - ncols / 2);
+        } else {
+          throw std::runtime_error(
+              fmt::format("a {} x {} tile has {} edges, more than the list's {}", kTile, kTile, found, cap));
+        }
+      };
+  struct Pending {
+    int64_t ti0 = 0, rows = 0, tj0 = 0, ncols = 0;
+    int which = 0;
+    ClEvent done;
+  };
+  std::optional<Pending> pending;
+  const auto settle_pending = [&] {
+    if (!pending) return;
+    settle(pending->ti0, pending->rows, pending->tj0, pending->ncols, pending->which, pending->done.get());
+    pending.reset();
+  };
+  int next = 0;
   // Block pairs I <= J: block I's rows uploaded once per I, block J's as J advances (I == J: the same buffer). Within
   // a pair, bands of tile rows of about kTilesPerLaunch tiles. Progress in tile rows: block I's rows, shared out over
   // its pairs, so it rises monotonically to `tiles` (with one block: the rows of each band as it completes).
@@ -110,10 +131,14 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
       const int64_t band = std::max<int64_t>(1, kTilesPerLaunch / std::max<int64_t>(tj_end - tj_first, 1));
       for (int64_t ti = ti_first; ti < ti_end; ti += band) {
         const int64_t rows = std::min(band, ti_end - ti), tj0 = std::max(ti, tj_first);
-        run(ti, rows, tj0, tj_end - tj0);
+        const int which = next++ % 2;
+        ClEvent done = submit(ti, rows, tj0, tj_end - tj0, which);
+        settle_pending();  // the band before, while this one runs
+        pending = Pending{ti, rows, tj0, tj_end - tj0, which, std::move(done)};
         const int64_t done_in_block = (bj - bi) * row_tiles + (ti + rows - ti_first);
         if (progress) progress(ti_first + done_in_block / pairs, tiles);
       }
+      settle_pending();  // before the column block's buffer is replaced
     }
   }
 }
