@@ -52,6 +52,15 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
   ClKernel accumulate = device.kernel("kendall.cl", "kendall_accumulate", defines);
   ClKernel finalize = device.kernel("kendall.cl", "kendall_finalize", defines);
   ClKernel correct = device.kernel("kendall.cl", "kendall_correct", defines);
+  // The series and a chunk's two sign planes stay on the device whole (not tiled like the correlation's series): refuse
+  // what cannot fit, with the figure, before allocating.
+  const double resident = 4.0 * static_cast<double>(n) * static_cast<double>(series.padded + 2 * kChunkWords);
+  if (resident > 0.8 * static_cast<double>(device.info().global_mem_bytes)) {
+    throw std::invalid_argument(fmt::format(
+        "Kendall's tau: {} nodes x {} volumes need {:.1f} GiB on the device for the series and sign planes, more than "
+        "80% of its {:.1f} GiB: use a smaller mask",
+        n, l, resident / (1 << 30), static_cast<double>(device.info().global_mem_bytes) / (1 << 30)));
+  }
   DeviceBuffer<float> z(device, series.z.size(), CL_MEM_READ_ONLY);
   z.write(q, series.z);
   // Ties: the denominators; tiles with a series of many ties take the two-popcount path, listed ties of the others
