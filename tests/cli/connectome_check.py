@@ -20,6 +20,14 @@ from nifti_min import read_nifti
 TOL = 1e-5
 
 
+def verdict(summary, problems):
+    """Prints the summary and the first problems; the exit status."""
+    print(summary)
+    for p in problems[:5]:
+        print("FAILED:", p)
+    return 0 if not problems else 1
+
+
 def main():
     bold_path, prefix, method, threshold, absolute = sys.argv[1:6]
     density = float(threshold[1:]) if threshold.startswith("d") else None
@@ -116,11 +124,8 @@ def check_kendall(g, x, constant, threshold, absolute):
         decided += 1
         if (dense[i, j] != 0) != (m >= threshold):
             problems.append(f"pair {i},{j}: tau {tau}, stored {dense[i, j]}")
-    print(f"kendall {'|tau|' if absolute else 'tau'} >= {threshold}: {n} nodes, {g.nnz // 2} edges; 1,000 stored edges "
-          f"within {worst:.2e} of scipy.stats.kendalltau; {decided} random pairs decided alike")
-    for p in problems[:5]:
-        print("FAILED:", p)
-    return 0 if not problems else 1
+    return verdict(f"kendall {'|tau|' if absolute else 'tau'} >= {threshold}: {n} nodes, {g.nnz // 2} edges; 1,000 stored "
+                  f"edges within {worst:.2e} of scipy.stats.kendalltau; {decided} random pairs decided alike", problems)
 
 
 def tau_b_matrix(x):
@@ -161,11 +166,8 @@ def check_kendall_density(g, x, constant, density, absolute, report):
     err = np.max(np.abs(dense[present] - tau[present])) if present.any() else 0.0
     if err > 1e-6:
         problems.append(f"largest |tau - numpy| {err:.2e}")
-    print(f"kendall density {density}: {n} nodes, {g.nnz // 2} edges (k {k}, {(upper & ~decided).sum()} pairs within "
-          f"1e-6 of the cut {cut:.7f}), largest |tau - numpy| {err:.2e}")
-    for p in problems[:5]:
-        print("FAILED:", p)
-    return 0 if not problems else 1
+    return verdict(f"kendall density {density}: {n} nodes, {g.nnz // 2} edges (k {k}, {(upper & ~decided).sum()} pairs "
+                  f"within 1e-6 of the cut {cut:.7f}), largest |tau - numpy| {err:.2e}", problems)
 
 
 if __name__ == "__main__":
