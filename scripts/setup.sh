@@ -12,7 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libgl-dev xvfb xauth libgl1-mesa-dri
   python3 python3-scipy python3-statsmodels
-  libclblast-dev
+  libclblast-dev librandom123-dev
 )
 
 missing=()
