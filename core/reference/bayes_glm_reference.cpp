@@ -15,17 +15,33 @@ BayesGlmChain bayes_glm_chain(const Eigen::VectorXd& y, const Eigen::MatrixXd& d
                               uint64_t seed, uint32_t voxel, uint32_t chain, int steps, double rho0, bool fix_rho) {
   const auto t = static_cast<int>(y.size());
   const auto p = static_cast<int>(design.cols());
-  if (design.rows() != t || t < p + 2 || p < 1 || p > 30) {
-    throw std::invalid_argument("bayes_glm_chain: needs 1..30 regressors and at least P + 2 volumes");
+  if (design.rows() != t || t < p + 2 || p < 1 || p > kBayesMaxRegressors) {
+    throw std::invalid_argument("bayes_glm_chain: needs 1..16 regressors and at least P + 2 volumes");
   }
   const int n = t - 1;
-  // Lag sums: rows 1..T-1 (current) and 0..T-2 (previous).
-  const Eigen::MatrixXd x0 = design.bottomRows(n), x1 = design.topRows(n);
-  const Eigen::VectorXd y0 = y.tail(n), y1 = y.head(n);
-  const Eigen::MatrixXd s00 = x0.transpose() * x0, s01 = x0.transpose() * x1, s11 = x1.transpose() * x1;
-  const Eigen::VectorXd m00 = x0.transpose() * y0, m01 = x0.transpose() * y1, m10 = x1.transpose() * y0,
-                        m11 = x1.transpose() * y1;
-  const double g00 = y0.squaredNorm(), g01 = y0.dot(y1), g11 = y1.squaredNorm();
+  // Lag sums over t = 1 .. T-1 of the current row (x_t, y_t) against the previous one, accumulated in time order (as
+  // the device does, so that both round alike).
+  Eigen::MatrixXd s00 = Eigen::MatrixXd::Zero(p, p), s01 = s00, s11 = s00;
+  Eigen::VectorXd m00 = Eigen::VectorXd::Zero(p), m01 = m00, m10 = m00, m11 = m00;
+  double g00 = 0, g01 = 0, g11 = 0;
+  for (int k = 1; k < t; ++k) {
+    const double cur = y(k), prev = y(k - 1);
+    for (int i = 0; i < p; ++i) {
+      const double xc = design(k, i), xp = design(k - 1, i);
+      m00(i) += xc * cur;
+      m01(i) += xc * prev;
+      m10(i) += xp * cur;
+      m11(i) += xp * prev;
+      for (int j = 0; j < p; ++j) {
+        s00(i, j) += xc * design(k, j);
+        s01(i, j) += xc * design(k - 1, j);
+        s11(i, j) += xp * design(k - 1, j);
+      }
+    }
+    g00 += cur * cur;
+    g01 += cur * prev;
+    g11 += prev * prev;
+  }
   BayesGlmChain out{Eigen::MatrixXd(steps, p), Eigen::VectorXd(steps), Eigen::VectorXd(steps)};
   double rho = rho0;
   Eigen::VectorXd beta(p), z(p);
@@ -50,10 +66,17 @@ BayesGlmChain bayes_glm_chain(const Eigen::VectorXd& y, const Eigen::MatrixXd& d
     beta = mean + std::sqrt(sigma2) * llt.matrixU().solve(z);
     // (3) rho | beta, sigma^2.
     if (!fix_rho) {
-      const Eigen::VectorXd e = y - design * beta;
-      const double s01e = e.tail(n).dot(e.head(n)), s11e = e.head(n).squaredNorm();
+      // The residuals' lag sums, in time order.
+      double s01e = 0, s11e = 0, previous = y(0) - design.row(0).dot(beta);
+      for (int k = 1; k < t; ++k) {
+        double e = y(k);
+        for (int i = 0; i < p; ++i) e -= design(k, i) * beta(i);
+        s01e += e * previous;
+        s11e += previous * previous;
+        previous = e;
+      }
       const double q = prior.rho_precision + s11e / sigma2;
-      const double proposal = s01e / (sigma2 * q) + random::normal_pair(at, kRhoSlot)[0] / std::sqrt(q);
+      const double proposal = s01e / (sigma2 * q) + random::normal_pair(at, kBayesRhoSlot)[0] / std::sqrt(q);
       if (std::abs(proposal) < 1.0) rho = proposal;
     }
     out.beta.row(step) = beta.transpose();

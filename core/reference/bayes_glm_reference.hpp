@@ -10,19 +10,15 @@
 // N(s_01 / (sigma^2 q), 1 / q), q = rho_precision + s_11 / sigma^2, over the residuals' lag-1 sums s_01 = sum e_t
 // e_(t-1), s_11 = sum e_(t-1)^2; a draw outside (-1, 1) keeps the current rho (an independence Metropolis-Hastings
 // step whose proposal is the unrestricted conditional: exact for the restricted prior).
-// Stream slots within a step: 0 the gamma of sigma^2, 1 .. ceil(P/2) the normal pairs of beta, kRhoSlot rho's normal.
+// Stream slots within a step: core/glm/bayes_glm_model.hpp.
 #pragma once
 
 #include <Eigen/Core>
 #include <cstdint>
 
-namespace rtf::reference {
+#include "core/glm/bayes_glm_model.hpp"
 
-struct BayesGlmPrior {
-  double a0 = 0.01, b0 = 0.01;   // IG prior of sigma^2
-  double beta_precision = 1e-6;  // of beta / sigma (a vague prior; BROCCOLI's host value: see the doc)
-  double rho_precision = 0.09;   // of rho (BROCCOLI's kernel: c^2 with c = 0.3)
-};
+namespace rtf::reference {
 
 struct BayesGlmChain {
   Eigen::MatrixXd beta;    // steps x P
@@ -30,12 +26,10 @@ struct BayesGlmChain {
   Eigen::VectorXd rho;     // steps (the value after the step's update)
 };
 
-constexpr uint32_t kRhoSlot = 15;
-
 // `steps` Gibbs steps of chain `chain` at `voxel` from rho = `rho0` (burn-in is the caller's: it drops the first
 // rows). With `fix_rho` rho stays at rho0 and the (sigma^2, beta) draws are independent draws of their exact
 // normal-inverse-gamma posterior (the tests' analytic check). Throws std::invalid_argument for fewer than P + 2
-// volumes or P > 30.
+// volumes or more than kBayesMaxRegressors regressors.
 BayesGlmChain bayes_glm_chain(const Eigen::VectorXd& y, const Eigen::MatrixXd& design, const BayesGlmPrior& prior,
                               uint64_t seed, uint32_t voxel, uint32_t chain, int steps, double rho0 = 0.0,
                               bool fix_rho = false);
