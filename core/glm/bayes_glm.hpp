@@ -28,6 +28,29 @@ struct BayesGlmChains {
   }
 };
 
+// Posterior summaries of every voxel from `chains` chains of `steps` Gibbs steps, the first `burn_in` dropped,
+// without storing the chains (kernels/bayes_glm.cl bayes_glm_summary). Monitored: each contrast c'beta, sigma^2, rho.
+struct BayesGlmSummary {
+  int voxels = 0, contrasts = 0;
+  // [quantity][voxel], quantity = contrast 0 .. NC-1, then sigma^2 (NC), then rho (NC + 1):
+  std::vector<std::vector<double>> mean, sd;
+  std::vector<std::vector<double>> ppm;    // [contrast][voxel]: P(c'beta > 0 | data), the fraction of kept draws
+  std::vector<std::vector<double>> r_hat;  // [quantity][voxel]: split-R-hat over 2 x chains half-chains
+  std::vector<std::vector<double>> ess;    // [quantity][voxel]: batch-means effective sample size, all chains
+};
+
+constexpr int kBayesBatches = 16;  // batches of the batch-means ESS (kernels/bayes_glm.cl NB)
+
+// The summary statistics of one voxel from the kernel's per-chain sums (exposed for tests): `sums` [chain][quantity]
+// [4 + kBayesBatches], `above` [chain][contrast], K kept draws per chain.
+void combine_chain_sums(const double* sums, const double* above, int chains, int contrasts, int kept,
+                        BayesGlmSummary& out, int voxel);
+
+BayesGlmSummary bayes_glm_summary(Device& device, const std::vector<float>& series, int voxels,
+                                  const Eigen::MatrixXd& design, const Eigen::MatrixXd& contrasts,
+                                  const BayesGlmPrior& prior, uint64_t seed, int chains, int steps, int burn_in,
+                                  double rho0 = 0.0);
+
 // Every step of every chain (for tests and diagnostics on small sets). `series`: [voxels][T]. Throws
 // std::invalid_argument for a design that does not have T rows, fewer than P + 2 volumes, or more than
 // kBayesMaxRegressors regressors.

@@ -84,6 +84,119 @@ TEST(BayesGlm, DeviceChainsEqualTheReference) {
   }
 }
 
+// Series of `voxels` voxels: 1000 + the design's effects + AR(1) noise with rho from rho_low to rho_high.
+std::vector<float> series_of(const Eigen::MatrixXd& x, const Eigen::VectorXd& beta, int voxels, double rho_low,
+                             double rho_high, double sigma, std::mt19937& rng) {
+  std::normal_distribution<double> normal;
+  const auto t = static_cast<int>(x.rows());
+  std::vector<float> series(static_cast<size_t>(voxels * t));
+  for (int v = 0; v < voxels; ++v) {
+    const double rho = rho_low + (rho_high - rho_low) * v / std::max(1, voxels - 1);
+    double e = 0;
+    for (int k = 0; k < t; ++k) {
+      e = rho * e + sigma * normal(rng);
+      series[static_cast<size_t>(v * t + k)] = static_cast<float>(x.row(k).dot(beta) + e);
+    }
+  }
+  return series;
+}
+
+// The kernel's running sums, combined on the host, against the same statistics computed directly from the
+// reference's chains (means, SDs, PPMs; split-R-hat and batch-means ESS by their textbook formulas).
+TEST(BayesGlm, SummaryEqualsStatisticsOfTheReferenceChains) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  const int voxels = 9, t = 61, chains = 3, steps = 200, burn = 40, kept = steps - burn;
+  const Eigen::MatrixXd x = design_of(t, 3);
+  const std::vector<float> series = series_of(x, Eigen::Vector3d(1000.0, 0.8, -0.5), voxels, -0.2, 0.5, 2.0, rng);
+  Eigen::MatrixXd contrasts(2, 3);
+  contrasts << 0, 1, 0, 0, 1, -1;
+  const BayesGlmSummary d =
+      bayes_glm_summary(test::test_device(), series, voxels, x, contrasts, {}, seed, chains, steps, burn, 0.1);
+  for (int v = 0; v < voxels; ++v) {
+    Eigen::VectorXd y(t);
+    for (int k = 0; k < t; ++k) y(k) = series[static_cast<size_t>(v * t + k)];
+    std::vector<Eigen::MatrixXd> q(chains);  // kept draws x quantities (2 contrasts, sigma^2, rho)
+    for (int c = 0; c < chains; ++c) {
+      const reference::BayesGlmChain r =
+          reference::bayes_glm_chain(y, x, {}, seed, static_cast<uint32_t>(v), static_cast<uint32_t>(c), steps, 0.1);
+      q[static_cast<size_t>(c)].resize(kept, 4);
+      for (int k = 0; k < kept; ++k) {
+        const Eigen::VectorXd b = r.beta.row(burn + k).transpose();
+        q[static_cast<size_t>(c)].row(k) << contrasts.row(0).dot(b), contrasts.row(1).dot(b), r.sigma2(burn + k),
+            r.rho(burn + k);
+      }
+    }
+    for (int m = 0; m < 4; ++m) {
+      SCOPED_TRACE(::testing::Message() << "voxel " << v << " quantity " << m);
+      std::vector<double> all, half_means, half_vars;
+      double ess = 0;
+      int positive = 0;
+      for (int c = 0; c < chains; ++c) {
+        const Eigen::VectorXd z = q[static_cast<size_t>(c)].col(m);
+        for (int k = 0; k < kept; ++k) {
+          all.push_back(z(k));
+          positive += z(k) > 0 ? 1 : 0;
+        }
+        for (int h = 0; h < 2; ++h) {
+          const Eigen::VectorXd part = z.segment(h * kept / 2, kept / 2);
+          half_means.push_back(part.mean());
+          half_vars.push_back((part.array() - part.mean()).square().sum() / (kept / 2 - 1));
+        }
+        const int b = kept / 16;
+        Eigen::VectorXd batch_means(16);
+        for (int j = 0; j < 16; ++j) batch_means(j) = z.segment(j * b, b).mean();
+        const double sigma2_bm = b * (batch_means.array() - batch_means.mean()).square().sum() / 15;
+        const double chain_var = (z.array() - z.mean()).square().sum() / (kept - 1);
+        ess += 16.0 * b * chain_var / sigma2_bm;
+      }
+      const Eigen::Map<Eigen::VectorXd> a(all.data(), static_cast<Eigen::Index>(all.size()));
+      const double mean = a.mean(), sd = std::sqrt((a.array() - mean).square().sum() / (a.size() - 1));
+      const Eigen::Map<Eigen::VectorXd> hm(half_means.data(), 6), hv(half_vars.data(), 6);
+      const double n = kept / 2.0, w = hv.mean(), between = n * (hm.array() - hm.mean()).square().sum() / 5;
+      const double r_hat = std::sqrt(((n - 1) / n * w + between / n) / w);
+      const auto at = static_cast<size_t>(m), vv = static_cast<size_t>(v);
+      EXPECT_NEAR(d.mean[at][vv], mean, 1e-6 * (sd + std::abs(mean)));
+      EXPECT_NEAR(d.sd[at][vv], sd, 1e-6 * sd);
+      EXPECT_NEAR(d.r_hat[at][vv], r_hat, 1e-6);
+      EXPECT_NEAR(d.ess[at][vv], ess, 1e-6 * ess);
+      if (m < 2) {
+        EXPECT_NEAR(d.ppm[at][vv], positive / static_cast<double>(chains * kept), 1.5 / (chains * kept));
+      }
+    }
+  }
+}
+
+// Converged chains on synthetic data: split-R-hat near 1, a usable ESS, posterior means near the truth, PPMs near 1
+// for a strong positive effect and near 0 for a strong negative one.
+TEST(BayesGlm, ChainsConvergeToTheTruth) {
+  std::mt19937 rng(77);
+  const int voxels = 24, t = 200, chains = 4, steps = 1100, burn = 100;
+  const Eigen::MatrixXd x = design_of(t, 3);
+  const Eigen::Vector3d truth(1000.0, 3.0, -2.0);
+  const std::vector<float> series = series_of(x, truth, voxels, 0.0, 0.5, 2.0, rng);
+  Eigen::MatrixXd contrasts(2, 3);
+  contrasts << 0, 1, 0, 0, 0, 1;
+  const BayesGlmSummary d =
+      bayes_glm_summary(test::test_device(), series, voxels, x, contrasts, {}, 5, chains, steps, burn);
+  double worst_r_hat = 0, least_ess = 1e300;
+  for (int v = 0; v < voxels; ++v) {
+    const auto vv = static_cast<size_t>(v);
+    for (int m = 0; m < 2; ++m) {
+      const auto at = static_cast<size_t>(m);
+      EXPECT_LT(std::abs(d.mean[at][vv] - truth(m + 1)), 4 * d.sd[at][vv]) << "voxel " << v << " contrast " << m;
+      worst_r_hat = std::max(worst_r_hat, d.r_hat[at][vv]);
+      least_ess = std::min(least_ess, d.ess[at][vv]);
+    }
+    EXPECT_GT(d.ppm[0][vv], 0.999);
+    EXPECT_LT(d.ppm[1][vv], 0.001);
+  }
+  std::cout << "worst split-R-hat " << worst_r_hat << ", least ESS " << least_ess << " of " << chains * (steps - burn)
+            << " draws\n";
+  EXPECT_LT(worst_r_hat, 1.05);
+  EXPECT_GT(least_ess, 400.0);
+}
+
 TEST(BayesGlm, BadInputIsRefused) {
   const Eigen::MatrixXd x = design_of(10, 3);
   EXPECT_THROW(bayes_glm_chains(test::test_device(), std::vector<float>(9 * 2), 2, x, {}, 1, 1, 5),
@@ -92,6 +205,12 @@ TEST(BayesGlm, BadInputIsRefused) {
                std::invalid_argument);
   EXPECT_THROW(bayes_glm_chains(test::test_device(), std::vector<float>(40), 2, design_of(20, 17), {}, 1, 1, 5),
                std::invalid_argument);
+  const Eigen::MatrixXd one_contrast = Eigen::MatrixXd::Ones(1, 3);
+  EXPECT_THROW(bayes_glm_summary(test::test_device(), std::vector<float>(20), 2, x, one_contrast, {}, 1, 1, 40, 20),
+               std::invalid_argument);  // 20 kept draws: fewer than two per batch
+  EXPECT_THROW(bayes_glm_summary(test::test_device(), std::vector<float>(20), 2, x, Eigen::MatrixXd::Ones(1, 2), {}, 1,
+                                 1, 100, 10),
+               std::invalid_argument);  // contrast of the wrong length
 }
 
 }  // namespace
