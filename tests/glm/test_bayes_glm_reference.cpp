@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/reference/bayes_glm_reference.hpp"
+#include "tests/support/ks_statistic.hpp"
 
 namespace rtf::reference {
 namespace {
@@ -40,17 +41,6 @@ Synthetic synthetic(int t, const Eigen::Vector3d& beta, double rho, double sigma
   return s;
 }
 
-double ks(std::vector<double> x, const std::function<double(double)>& cdf) {
-  std::sort(x.begin(), x.end());
-  const auto n = static_cast<double>(x.size());
-  double d = 0;
-  for (size_t k = 0; k < x.size(); ++k) {
-    const double f = cdf(x[k]);
-    d = std::max({d, f - static_cast<double>(k) / n, static_cast<double>(k + 1) / n - f});
-  }
-  return d;
-}
-
 TEST(BayesGlmReference, FixedRhoDrawsFollowTheExactPosterior) {
   const Synthetic s = synthetic(120, {10.0, 2.0, -1.0}, 0.4, 2.0, 11);
   const BayesGlmPrior prior;
@@ -65,15 +55,16 @@ TEST(BayesGlmReference, FixedRhoDrawsFollowTheExactPosterior) {
   const double a = prior.a0 + 0.5 * n, b = prior.b0 + 0.5 * (yw.squaredNorm() - mean.dot(xw.transpose() * yw));
   const double critical = 1.95 / std::sqrt(static_cast<double>(draws));
   const boost::math::inverse_gamma_distribution<double> sigma2_law(a, b);
-  const double d_sigma2 =
-      ks({c.sigma2.data(), c.sigma2.data() + draws}, [&](double v) { return boost::math::cdf(sigma2_law, v); });
+  const double d_sigma2 = test::ks_statistic({c.sigma2.data(), c.sigma2.data() + draws},
+                                             [&](double v) { return boost::math::cdf(sigma2_law, v); });
   EXPECT_LT(d_sigma2, critical);
   const Eigen::MatrixXd covariance = precision.inverse();
   const boost::math::students_t_distribution<double> t_law(2 * a);
   for (int k = 0; k < 3; ++k) {
     const double scale = std::sqrt(b / a * covariance(k, k));
     std::vector<double> draws_k(c.beta.col(k).data(), c.beta.col(k).data() + draws);
-    const double d = ks(draws_k, [&](double v) { return boost::math::cdf(t_law, (v - mean(k)) / scale); });
+    const double d =
+        test::ks_statistic(draws_k, [&](double v) { return boost::math::cdf(t_law, (v - mean(k)) / scale); });
     EXPECT_LT(d, critical) << "beta " << k;
     std::cout << "beta " << k << ": KS " << d << " (critical " << critical << ")\n";
   }

@@ -16,6 +16,7 @@
 #include "core/device/buffer.hpp"
 #include "core/device/launch.hpp"
 #include "core/random/draws.hpp"
+#include "tests/support/ks_statistic.hpp"
 #include "tests/support/test_device.hpp"
 #include "tests/support/test_seed.hpp"
 
@@ -23,18 +24,6 @@ namespace rtf {
 namespace {
 
 constexpr double kShapes[] = {0.3, 0.9, 1.0, 2.5, 17.3, 250.0};
-
-// The Kolmogorov–Smirnov statistic of `x` against `cdf`.
-double ks_statistic(std::vector<double> x, const std::function<double(double)>& cdf) {
-  std::sort(x.begin(), x.end());
-  const auto n = static_cast<double>(x.size());
-  double d = 0;
-  for (size_t k = 0; k < x.size(); ++k) {
-    const double f = cdf(x[k]);
-    d = std::max({d, f - static_cast<double>(k) / n, static_cast<double>(k + 1) / n - f});
-  }
-  return d;
-}
 
 struct DeviceDraws {
   std::vector<float> normals, gammas;  // normals: 2 per voxel
@@ -94,7 +83,7 @@ TEST(RandomDraws, HostTwinFollowsTheDistributions) {
     normals.insert(normals.end(), z.begin(), z.end());
   }
   const boost::math::normal_distribution<double> standard;
-  const double d_normal = ks_statistic(normals, [&](double x) { return boost::math::cdf(standard, x); });
+  const double d_normal = test::ks_statistic(normals, [&](double x) { return boost::math::cdf(standard, x); });
   EXPECT_LT(d_normal, critical);
   for (const double shape : kShapes) {
     gammas.clear();
@@ -104,7 +93,7 @@ TEST(RandomDraws, HostTwinFollowsTheDistributions) {
       most = std::max(most, attempts);
     }
     const boost::math::gamma_distribution<double> law(shape, 1.0);
-    const double d_gamma = ks_statistic(gammas, [&](double x) { return boost::math::cdf(law, x); });
+    const double d_gamma = test::ks_statistic(gammas, [&](double x) { return boost::math::cdf(law, x); });
     std::cout << "shape " << shape << ": KS " << d_gamma << " (critical " << critical << "), at most " << most
               << " attempts\n";
     EXPECT_LT(d_gamma, critical) << "shape " << shape;
@@ -118,9 +107,10 @@ TEST(RandomDraws, DeviceDrawsFollowTheDistributions) {
   const DeviceDraws d = device_draws(99, 0, 4, 0, std::vector<float>(n, 2.5f));
   const boost::math::normal_distribution<double> standard;
   const boost::math::gamma_distribution<double> law(2.5, 1.0);
-  EXPECT_LT(ks_statistic({d.normals.begin(), d.normals.end()}, [&](double x) { return boost::math::cdf(standard, x); }),
-            1.95 / std::sqrt(2.0 * n));
-  EXPECT_LT(ks_statistic({d.gammas.begin(), d.gammas.end()}, [&](double x) { return boost::math::cdf(law, x); }),
+  EXPECT_LT(
+      test::ks_statistic({d.normals.begin(), d.normals.end()}, [&](double x) { return boost::math::cdf(standard, x); }),
+      1.95 / std::sqrt(2.0 * n));
+  EXPECT_LT(test::ks_statistic({d.gammas.begin(), d.gammas.end()}, [&](double x) { return boost::math::cdf(law, x); }),
             critical);
 }
 
