@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
+#include "cli/glm_bayes.hpp"
 #include "core/design/confounds.hpp"
 #include "core/design/contrast.hpp"
 #include "core/design/design_matrix.hpp"
@@ -40,6 +41,9 @@ struct GlmCli {
   double ar_fwhm = 6.0, fwhm = 0.0, cluster_threshold = 3.1, tfce_e = 0.5, tfce_h = 2.0;
   std::vector<std::string> inference{"voxel"};
   uint64_t seed = 0;
+  // The Bayesian GLM (docs/algorithms/bayes_glm.md).
+  bool bayes = false;
+  rtf::cli::BayesGlmCli bayes_options;
 };
 
 int ar_order(const GlmCli& c) {
@@ -247,6 +251,9 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
   const cli::Stopwatch clock;
   if (ar_order(c) > 0 && c.ar1 != 0.0)
     throw std::invalid_argument("--ar1 fixes an AR(1) coefficient: not with --noise");
+  if (c.bayes && (ar_order(c) > 0 || c.ar1 != 0.0 || c.permutations > 0)) {
+    throw std::invalid_argument("--bayes samples its own AR(1) noise: not with --noise, --ar1 or --permutations");
+  }
   if (ar_order(c) == 0 && (c.permutations > 0 || c.fwhm > 0)) {
     throw std::invalid_argument("--permutations and --fwhm need --noise ar1..ar4");
   }
@@ -282,6 +289,23 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     std::vector<uint8_t> inside =
         mask ? *mask : std::vector<uint8_t>(static_cast<size_t>(bold.header().voxels_per_volume()), 1);
     run_ar(c, *device, bold, design, options, contrasts, inside, clock);
+    return;
+  }
+  if (c.bayes) {
+    const std::vector<uint8_t> inside =
+        mask ? *mask : std::vector<uint8_t>(static_cast<size_t>(bold.header().voxels_per_volume()), 1);
+    std::vector<std::string> files;
+    for (const GlmContrast& con : contrasts) files.push_back(file_safe(con.name));
+    cli::BayesGlmCli b = c.bayes_options;
+    b.seed = c.seed;
+    fmt::print("glm --bayes: {} volumes, {} columns, AR(1) noise, {} chain(s) of {} draws after {} burn-in\n",
+               bold.nt(), design.x.cols(), b.chains, b.draws, b.burn_in);
+    run_bayes_glm(b, *device, bold, design, contrasts, files, inside, c.out);
+    write_design(c.out + "_design.tsv", design);
+    fmt::print(
+        "wrote {}_design.tsv, _contrast-*_stat-{{postmean,postsd,ppm}}.nii.gz, _sigma2_postmean, _ar_postmean, "
+        "_glm.json ({:.2f} s)\n",
+        c.out, clock.seconds());
     return;
   }
   const SeriesGlmResult r = fit_series_glm(*device, bold, design, contrasts, c.ar1, mask);
@@ -407,6 +431,19 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--connectivity", c->connectivity, "Cluster and TFCE neighbourhood: 6, 18 or 26")
       ->check(CLI::IsMember({6, 18, 26}))
+      ->capture_default_str();
+  cmd->add_flag("--bayes", c->bayes,
+                "Bayesian GLM: Gibbs sampler over beta, sigma^2 and AR(1) rho with BROCCOLI's priors; writes each "
+                "t contrast's posterior mean, SD and PPM P(c'beta > 0), and split-R-hat / ESS in PREFIX_glm.json "
+                "(docs/algorithms/bayes_glm.md; --seed seeds the chains)");
+  cmd->add_option("--draws", c->bayes_options.draws, "--bayes: kept draws per chain")
+      ->check(CLI::Range(32, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--burn-in", c->bayes_options.burn_in, "--bayes: steps dropped at the start of each chain")
+      ->check(CLI::Range(0, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--chains", c->bayes_options.chains, "--bayes: chains per voxel (split-R-hat needs >= 1; 2+ advised)")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--batch", c->batch, "Surrogate data sets per device launch (memory: batch x the series x 3)")
       ->check(CLI::Range(1, 1024))
