@@ -1,7 +1,8 @@
 """Minimal NIfTI-1 reading and writing with numpy for the CLI checks (no nibabel on Debian's minimal installs).
 
 read_nifti: float32, int16, uint8 and float64 data, scl_slope/scl_inter applied to integer data, .nii or .nii.gz.
-write_nifti: float32, 2 mm voxels, a fixed sform; enough for test inputs."""
+write_nifti: float32, 2 mm voxels, a fixed sform; enough for test inputs. With like=PATH: float32 on that file's grid
+(its header's voxel sizes, qform and sform kept), e.g. a mask for a given series."""
 import gzip
 import struct
 
@@ -10,9 +11,22 @@ import numpy as np
 _TYPES = {2: "<u1", 4: "<i2", 8: "<i4", 16: "<f4", 64: "<f8"}
 
 
-def write_nifti(path, data):
+def write_nifti(path, data, like=None):
     data = np.asarray(data, dtype="<f4")
     shape = data.shape + (1,) * (4 - data.ndim)
+    if like is not None:
+        raw = gzip.open(like).read(348) if like.endswith(".gz") else open(like, "rb").read(348)
+        hdr = bytearray(raw)
+        assert struct.unpack_from("<i", hdr, 0)[0] == 348, f"{like}: not a little-endian NIfTI-1 header"
+        struct.pack_into("<8h", hdr, 40, 4 if shape[3] > 1 else 3, *shape, 1, 1, 1)
+        struct.pack_into("<hh", hdr, 70, 16, 32)  # float32
+        struct.pack_into("<f", hdr, 108, 352.0)  # vox_offset
+        struct.pack_into("<2f", hdr, 112, 1.0, 0.0)  # scl_slope, scl_inter
+        struct.pack_into("<2f", hdr, 124, 0.0, 0.0)  # cal_max, cal_min
+        hdr[344:348] = b"n+1\0"
+        with open(path, "wb") as f:
+            f.write(bytes(hdr) + b"\0\0\0\0" + data.reshape(shape, order="F").tobytes(order="F"))
+        return
     hdr = bytearray(348)
     struct.pack_into("<i", hdr, 0, 348)
     struct.pack_into("<8h", hdr, 40, 4 if shape[3] > 1 else 3, *shape, 1, 1, 1)
