@@ -192,14 +192,15 @@ TEST_F(BallStickInit, ThirtyDegreeCrossing) {
 }
 
 TEST_F(BallStickInit, ThreeFibres) {
-  // Mutually perpendicular: all recovered. The first two 60 degrees apart and the third perpendicular to both: most;
-  // in about 1% of orientations (2 of 200 when explored) the fit stays in a local minimum with one stick ~37 degrees
-  // off.
+  // Mutually perpendicular: all recovered. The first two 60 degrees apart and the third perpendicular to both: most.
+  // With both starts always run, 2 of 200 orientations stayed in a local minimum with one stick ~37 degrees off; with
+  // the second start only where the first put two sticks within 35 degrees (half the cost), 28 of these 30 are
+  // recovered (the MCMC's burn-in starts from there).
   Recovery worst90, worst60;
   EXPECT_EQ(random_crossings(scheme_, 90, {0.4, 0.3, 0.2}, 1, 30, worst90), 30);
   print("3 fibres at 90 deg", worst90, 30, 30);
   const int recovered = random_crossings(scheme_, 60, {0.4, 0.3, 0.2}, 1, 30, worst60);
-  EXPECT_GE(recovered, 28);
+  EXPECT_GE(recovered, 27);
   print("3 fibres, 60 deg + perpendicular", worst60, recovered, 30);
 }
 
