@@ -17,6 +17,7 @@
 #include "core/diffusion/ball_stick_mcmc.hpp"
 #include "core/diffusion/diffusion_data.hpp"
 #include "core/diffusion/dyads.hpp"
+#include "core/diffusion/fibre_order.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
 
@@ -87,10 +88,11 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   const int iterations = o.burn_in + o.jumps;
   cli::ProgressLog progress("voxels", 2.0);
   const cli::Stopwatch mcmc_clock;
-  const BallStickRun run = ball_stick_mcmc(*device, input.scheme, data, init, o, 0, [&](int64_t done, int64_t) {
+  BallStickRun run = ball_stick_mcmc(*device, input.scheme, data, init, o, 0, [&](int64_t done, int64_t) {
     progress(done / iterations, voxels);
   });
   const double mcmc_seconds = mcmc_clock.seconds();
+  sort_fibres_by_mean_f(run);  // bedpostx's output order: fibre 1 the strongest in every voxel
 
   // Outputs, into OUT.partial; renamed to OUT when every file is there.
   const fs::path partial = out.string() + ".partial";

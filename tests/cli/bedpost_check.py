@@ -10,7 +10,8 @@ bad DIR CASE: breaks a copy of that folder: short-bvals (one b-value too few), n
 check DIR OUT FIBRES SAMPLES MAX_MEDIAN_DEG: every output of `rtfmri bedpost DIR --out OUT` (FSL's names, dims, ranges,
   zeros outside the mask, means and dyads recomputed from the merged samples, bvals/bvecs copies, bedpost.json), then
   dyads1 against the principal eigenvector of dipy's tensor fit (TensorModel, WLS) on the same data: angle
-  arccos(|dot|) in mask voxels with FA > 0.5 and FA > 0.3, its median below MAX_MEDIAN_DEG where FA > 0.5.
+  arccos(|dot|) in mask voxels with FA > 0.5 and FA > 0.3, its median below MAX_MEDIAN_DEG and its 90th percentile below 20 degrees
+  where FA > 0.5.
 same OUT_A OUT_B / differ OUT_A OUT_B: the merged samples of two runs are (not) identical."""
 import gzip
 import json
@@ -224,6 +225,8 @@ def check(d, out, fibres, samples, max_median):
         if threshold == 0.5:
             expect(a.size >= 50, f"only {a.size} voxels with FA > 0.5 (expected a few hundred)")
             expect(np.median(a) < max_median, f"median angle {np.median(a):.2f} deg >= {max_median} deg (FA > 0.5)")
+            # The tail is crossing voxels, where the tensor's axis lies between two sticks (measured: 12.1 deg).
+            expect(np.percentile(a, 90) < 20.0, f"90th percentile {np.percentile(a, 90):.2f} deg >= 20 deg (FA > 0.5)")
     if f1 is not None:
         sel = mask & (fa > 0.5)
         print(f"mean_f1samples where FA > 0.5: median {np.median(f1[sel]):.3f}; elsewhere in the mask: "
