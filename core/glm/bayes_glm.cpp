@@ -1,4 +1,4 @@
-// Host side of the Gibbs chains: the design's lag cross products, the launch, the chains read back.
+// Host side of the Gibbs chains: the design's lag cross products S_ab, the launch, the chains read back.
 #include "core/glm/bayes_glm.hpp"
 
 #include <fmt/format.h>
@@ -16,7 +16,7 @@ namespace rtf {
 
 void combine_chain_sums(const double* sums, const double* above, int chains, int contrasts, int kept,
                         BayesGlmSummary& out, int voxel) {
-  const int quantities = contrasts + 2, stride = 4 + kBayesBatches, half = kept / 2, batch = kept / kBayesBatches;
+  const int quantities = contrasts + 1 + out.order, stride = 4 + kBayesBatches, half = kept / 2, batch = kept / kBayesBatches;
   const auto v = static_cast<size_t>(voxel);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int m = 0; m < quantities; ++m) {
@@ -72,50 +72,48 @@ void combine_chain_sums(const double* sums, const double* above, int chains, int
 
 namespace {
 
-// The inputs every Gibbs kernel takes: the series, the design and its lag sums (summed in time order, as the
-// reference sums them).
+// The inputs every Gibbs kernel takes: the series, the design and its lag sums S_ab = sum_(t = L..T-1) x_(t-a)
+// x_(t-b)' for a, b = 0 .. L (summed in time order, as the reference sums them).
 struct GibbsInputs {
   DeviceBuffer<float> y;
-  DeviceBuffer<double> x, s00, s01, s11;
+  DeviceBuffer<double> x, sxx;
   int t = 0, p = 0;
 };
 
 GibbsInputs upload_inputs(Device& device, const std::vector<float>& series, int voxels, const Eigen::MatrixXd& design,
-                          int chains, int steps) {
+                          int chains, int steps, int order) {
   const auto t = static_cast<int>(design.rows()), p = static_cast<int>(design.cols());
-  if (p < 1 || p > kBayesMaxRegressors || t < p + 2 || voxels < 1 || chains < 1 || steps < 1 ||
+  if (order < 1 || order > kBayesMaxArOrder) {
+    throw std::invalid_argument(fmt::format("Bayesian GLM: AR order {} (1..{})", order, kBayesMaxArOrder));
+  }
+  if (p < 1 || p > kBayesMaxRegressors || t < p + order + 1 || voxels < 1 || chains < 1 || steps < 1 ||
       series.size() != static_cast<size_t>(voxels) * static_cast<size_t>(t)) {
     throw std::invalid_argument(
-        fmt::format("Bayesian GLM: {} regressors (1..{}), {} volumes (>= P + 2), {} values for {} voxels, {} chains, "
+        fmt::format("Bayesian GLM: {} regressors (1..{}), {} volumes (>= P + {}), {} values for {} voxels, {} chains, "
                     "{} steps",
-                    p, kBayesMaxRegressors, t, series.size(), voxels, chains, steps));
+                    p, kBayesMaxRegressors, t, order + 1, series.size(), voxels, chains, steps));
   }
-  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  RowMajor s00 = RowMajor::Zero(p, p), s01 = s00, s11 = s00;
-  for (int k = 1; k < t; ++k) {
-    for (int i = 0; i < p; ++i) {
-      for (int j = 0; j < p; ++j) {
-        s00(i, j) += design(k, i) * design(k, j);
-        s01(i, j) += design(k, i) * design(k - 1, j);
-        s11(i, j) += design(k - 1, i) * design(k - 1, j);
+  const int lags = order + 1;
+  std::vector<double> sxx(static_cast<size_t>(lags * lags * p * p), 0.0);  // [a][b][i][j]
+  for (int k = order; k < t; ++k) {
+    for (int a = 0; a < lags; ++a) {
+      for (int b = 0; b < lags; ++b) {
+        double* s = sxx.data() + static_cast<size_t>((a * lags + b) * p * p);
+        for (int i = 0; i < p; ++i) {
+          for (int j = 0; j < p; ++j) s[i * p + j] += design(k - a, i) * design(k - b, j);
+        }
       }
     }
   }
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const RowMajor x = design;
   const cl_command_queue q = device.queue();
-  const auto upload = [&](const RowMajor& m) {
-    DeviceBuffer<double> b(device, static_cast<size_t>(m.size()), CL_MEM_READ_ONLY);
-    b.write(q, std::span<const double>(m.data(), static_cast<size_t>(m.size())));
-    return b;
-  };
   GibbsInputs in{DeviceBuffer<float>(device, series.size(), CL_MEM_READ_ONLY),
-                 upload(x),
-                 upload(s00),
-                 upload(s01),
-                 upload(s11),
-                 t,
-                 p};
+                 DeviceBuffer<double>(device, static_cast<size_t>(x.size()), CL_MEM_READ_ONLY),
+                 DeviceBuffer<double>(device, sxx.size(), CL_MEM_READ_ONLY), t, p};
   in.y.write(q, series);
+  in.x.write(q, std::span<const double>(x.data(), static_cast<size_t>(x.size())));
+  in.sxx.write(q, std::span<const double>(sxx));
   return in;
 }
 
@@ -123,16 +121,17 @@ GibbsInputs upload_inputs(Device& device, const std::vector<float>& series, int 
 
 BayesGlmChains bayes_glm_chains(Device& device, const std::vector<float>& series, int voxels,
                                 const Eigen::MatrixXd& design, const BayesGlmPrior& prior, uint64_t seed, int chains,
-                                int steps, double rho0) {
-  const GibbsInputs in = upload_inputs(device, series, voxels, design, chains, steps);
+                                int steps, double rho0, int order) {
+  const GibbsInputs in = upload_inputs(device, series, voxels, design, chains, steps, order);
   const cl_command_queue q = device.queue();
-  BayesGlmChains out{voxels, chains, steps, in.p, {}};
+  BayesGlmChains out{voxels, chains, steps, in.p, order, {}};
   out.values.resize(static_cast<size_t>(voxels) * static_cast<size_t>(chains) * static_cast<size_t>(steps) *
-                    static_cast<size_t>(in.p + 2));
+                    static_cast<size_t>(in.p + 1 + order));
   DeviceBuffer<double> chains_buffer(device, out.values.size());
-  ClKernel kernel = device.kernel("bayes_glm.cl", "bayes_glm_chains", {fmt::format("NP={}", in.p)});
+  ClKernel kernel = device.kernel("bayes_glm.cl", "bayes_glm_chains",
+                                  {fmt::format("NP={}", in.p), fmt::format("NAR={}", order)});
   const random::PhiloxKey key = random::seed_key(seed);
-  set_args(kernel, in.y, voxels, in.t, in.x, in.s00, in.s01, in.s11, prior.a0, prior.b0, prior.beta_precision,
+  set_args(kernel, in.y, voxels, in.t, in.x, in.sxx, prior.a0, prior.b0, prior.beta_precision,
            prior.rho_precision, key[0], key[1], chains, steps, rho0, chains_buffer);
   launch<2>(q, kernel, {static_cast<size_t>((voxels + 63) / 64 * 64), static_cast<size_t>(chains)}, {64, 1}, {},
             EventMode::kNone);
@@ -143,8 +142,8 @@ BayesGlmChains bayes_glm_chains(Device& device, const std::vector<float>& series
 BayesGlmSummary bayes_glm_summary(Device& device, const std::vector<float>& series, int voxels,
                                   const Eigen::MatrixXd& design, const Eigen::MatrixXd& contrasts,
                                   const BayesGlmPrior& prior, uint64_t seed, int chains, int steps, int burn_in,
-                                  double rho0) {
-  const GibbsInputs in = upload_inputs(device, series, voxels, design, chains, steps);
+                                  double rho0, int order) {
+  const GibbsInputs in = upload_inputs(device, series, voxels, design, chains, steps, order);
   const auto nc = static_cast<int>(contrasts.rows());
   const int kept = steps - burn_in;
   if (contrasts.cols() != in.p || nc < 1 || burn_in < 0 || kept < 2 * kBayesBatches) {
@@ -158,14 +157,16 @@ BayesGlmSummary bayes_glm_summary(Device& device, const std::vector<float>& seri
   const RowMajor c = contrasts;
   DeviceBuffer<double> dc(device, static_cast<size_t>(c.size()), CL_MEM_READ_ONLY);
   dc.write(q, std::span<const double>(c.data(), static_cast<size_t>(c.size())));
-  const size_t per_chain = static_cast<size_t>(nc + 2) * (4 + kBayesBatches);
+  const int quantities = nc + 1 + order;
+  const size_t per_chain = static_cast<size_t>(quantities) * (4 + kBayesBatches);
   const size_t runs = static_cast<size_t>(voxels) * static_cast<size_t>(chains);
   DeviceBuffer<double> sums(device, runs * per_chain), above(device, runs * static_cast<size_t>(nc));
   ClKernel kernel =
       device.kernel("bayes_glm.cl", "bayes_glm_summary",
-                    {fmt::format("NP={}", in.p), fmt::format("NC={}", nc), fmt::format("NB={}", kBayesBatches)});
+                    {fmt::format("NP={}", in.p), fmt::format("NAR={}", order), fmt::format("NC={}", nc),
+                     fmt::format("NB={}", kBayesBatches)});
   const random::PhiloxKey key = random::seed_key(seed);
-  set_args(kernel, in.y, voxels, in.t, in.x, in.s00, in.s01, in.s11, prior.a0, prior.b0, prior.beta_precision,
+  set_args(kernel, in.y, voxels, in.t, in.x, in.sxx, prior.a0, prior.b0, prior.beta_precision,
            prior.rho_precision, key[0], key[1], chains, steps, burn_in, rho0, dc, sums, above);
   launch<2>(q, kernel, {static_cast<size_t>((voxels + 63) / 64 * 64), static_cast<size_t>(chains)}, {64, 1}, {},
             EventMode::kNone);
@@ -173,11 +174,12 @@ BayesGlmSummary bayes_glm_summary(Device& device, const std::vector<float>& seri
   BayesGlmSummary out;
   out.voxels = voxels;
   out.contrasts = nc;
+  out.order = order;
   const auto grid = [&](int rows) {
     return std::vector<std::vector<double>>(static_cast<size_t>(rows),
                                             std::vector<double>(static_cast<size_t>(voxels)));
   };
-  out.mean = out.sd = out.r_hat = out.ess = grid(nc + 2);
+  out.mean = out.sd = out.r_hat = out.ess = grid(quantities);
   out.ppm = grid(nc);
   for (int v = 0; v < voxels; ++v) {
     const auto at = static_cast<size_t>(v) * static_cast<size_t>(chains);

@@ -13,8 +13,10 @@ struct BayesGlmPrior {
 };
 
 // Philox slots of one Gibbs step (docs/algorithms/random_streams.md): 0 the gamma of sigma^2, 1 .. ceil(P/2) the
-// normal pairs of beta, kBayesRhoSlot rho's normal (kernels/bayes_glm.cl RHO_SLOT).
+// normal pairs of beta, kBayesRhoSlot the normal pair of (rho_1, rho_2) and kBayesRhoSlot + 1 that of (rho_3, rho_4)
+// (AR(1) uses the first word of slot 15 only; kernels/bayes_glm.cl RHO_SLOT).
 constexpr uint32_t kBayesRhoSlot = 15;
 constexpr int kBayesMaxRegressors = 16;
+constexpr int kBayesMaxArOrder = 4;  // AR(L) noise, L = 1 .. 4
 
 }  // namespace rtf

@@ -5,7 +5,8 @@
 // device takes the residual sums as quadratics in beta, the reference from the residuals), on odd sizes (37 voxels, 61
 // volumes, P = 1, 3, 5, two chains, AR(1) noise from rho -0.3 to 0.6, a large offset as BOLD has; chains whose rho
 // nears 1 leave the intercept nearly unidentified and amplify the double functions' last-bit differences step by step,
-// so the data stop at 0.6). Bad input is refused.
+// so the data stop at 0.6); likewise for AR(4) noise (P = 1, 3). The summaries equal the textbook statistics of the
+// reference's chains for AR(1) and AR(4). Bad input is refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -66,7 +67,7 @@ TEST(BayesGlm, DeviceChainsEqualTheReference) {
         std::vector<double> scale(static_cast<size_t>(p + 2));
         for (int k = 0; k < p; ++k) scale[static_cast<size_t>(k)] = spread(r.beta.col(k));
         scale[static_cast<size_t>(p)] = spread(r.sigma2);
-        scale[static_cast<size_t>(p + 1)] = spread(r.rho);
+        scale[static_cast<size_t>(p + 1)] = spread(r.rho.col(0));
         for (int s = 0; s < steps; ++s) {
           const auto close = [&](double device, double ref, int quantity) {
             const double err = std::abs(device - ref) / scale[static_cast<size_t>(quantity)];
@@ -76,11 +77,76 @@ TEST(BayesGlm, DeviceChainsEqualTheReference) {
           };
           for (int k = 0; k < p; ++k) close(d.beta(v, c, s, k), r.beta(s, k), k);
           close(d.sigma2(v, c, s), r.sigma2(s), p);
-          close(d.rho(v, c, s), r.rho(s), p + 1);
+          close(d.rho(v, c, s), r.rho(s, 0), p + 1);
         }
       }
     }
     std::cout << p << " regressors: worst relative difference " << worst << "\n";
+  }
+}
+
+// AR(4): the same comparison on 37 voxels, 61 volumes, P = 1 and 3, noise with rho = (r, -0.2, 0.1, 0.05), r from -0.3
+// to 0.5, chains from rho = 0 (the device draws rho_3, rho_4 from slot 16, checks stationarity by the step-down
+// recursion; the tolerance is the AR(1) test's).
+TEST(BayesGlm, Ar4DeviceChainsEqualTheReference) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937 rng(static_cast<uint32_t>(seed) + 4);
+  std::normal_distribution<double> normal;
+  const int voxels = 37, t = 61, chains = 2, steps = 40, order = 4;
+  for (const int p : {1, 3}) {
+    SCOPED_TRACE(::testing::Message() << p << " regressors");
+    const Eigen::MatrixXd x = design_of(t, p);
+    std::vector<float> series(static_cast<size_t>(voxels * t));
+    for (int v = 0; v < voxels; ++v) {
+      const double rho[4] = {-0.3 + 0.8 * v / (voxels - 1), -0.2, 0.1, 0.05};
+      std::vector<double> e(static_cast<size_t>(t + 50), 0.0);
+      for (int k = 0; k < t + 50; ++k) {
+        double value = 3.0 * normal(rng);
+        for (int j = 1; j <= 4 && k >= j; ++j) value += rho[j - 1] * e[static_cast<size_t>(k - j)];
+        e[static_cast<size_t>(k)] = value;
+      }
+      for (int k = 0; k < t; ++k) {
+        double value = 1000.0 + e[static_cast<size_t>(k + 50)];
+        for (int j = 1; j < p; ++j) value += (j - 2.0) * x(k, j);
+        series[static_cast<size_t>(v * t + k)] = static_cast<float>(value);
+      }
+    }
+    const BayesGlmPrior prior;
+    const BayesGlmChains d =
+        bayes_glm_chains(test::test_device(), series, voxels, x, prior, seed, chains, steps, 0.0, order);
+    ASSERT_EQ(d.order, order);
+    double worst = 0;
+    int moves = 0;
+    for (int v = 0; v < voxels; ++v) {
+      Eigen::VectorXd y(t);
+      for (int k = 0; k < t; ++k) y(k) = series[static_cast<size_t>(v * t + k)];
+      for (int c = 0; c < chains; ++c) {
+        const reference::BayesGlmChain r =
+            reference::bayes_glm_chain(y, x, prior, seed, static_cast<uint32_t>(v), static_cast<uint32_t>(c), steps,
+                                       Eigen::VectorXd::Zero(order));
+        const auto spread = [&](const Eigen::VectorXd& draws) {
+          return std::sqrt((draws.array() - draws.mean()).square().mean()) + 1e-9 * (1.0 + draws.cwiseAbs().maxCoeff());
+        };
+        std::vector<double> scale(static_cast<size_t>(p + 1 + order));
+        for (int k = 0; k < p; ++k) scale[static_cast<size_t>(k)] = spread(r.beta.col(k));
+        scale[static_cast<size_t>(p)] = spread(r.sigma2);
+        for (int k = 0; k < order; ++k) scale[static_cast<size_t>(p + 1 + k)] = spread(r.rho.col(k));
+        for (int s = 0; s < steps; ++s) {
+          const auto close = [&](double device, double ref, int quantity) {
+            const double err = std::abs(device - ref) / scale[static_cast<size_t>(quantity)];
+            worst = std::max(worst, err);
+            ASSERT_LT(err, 1e-5) << "quantity " << quantity << " voxel " << v << " chain " << c << " step " << s << ": "
+                                 << device << " vs " << ref;
+          };
+          for (int k = 0; k < p; ++k) close(d.beta(v, c, s, k), r.beta(s, k), k);
+          close(d.sigma2(v, c, s), r.sigma2(s), p);
+          for (int k = 0; k < order; ++k) close(d.rho(v, c, s, k), r.rho(s, k), p + 1 + k);
+          if (s > 0 && r.rho.row(s) != r.rho.row(s - 1)) ++moves;
+        }
+      }
+    }
+    std::cout << p << " regressors, AR(4): worst relative difference " << worst << ", rho moved in " << moves << " of "
+              << voxels * chains * (steps - 1) << " steps\n";
   }
 }
 
@@ -103,7 +169,8 @@ std::vector<float> series_of(const Eigen::MatrixXd& x, const Eigen::VectorXd& be
 
 // The kernel's running sums, combined on the host, against the same statistics computed directly from the
 // reference's chains (means, SDs, PPMs; split-R-hat and batch-means ESS by their textbook formulas).
-TEST(BayesGlm, SummaryEqualsStatisticsOfTheReferenceChains) {
+// AR(`order`) from rho = (rho0, 0, .., 0); monitored: 2 contrasts, sigma^2, rho_1 .. rho_L.
+void expect_summary_equals_reference_statistics(int order, double rho0) {
   const uint64_t seed = test::test_seed();
   std::mt19937 rng(static_cast<uint32_t>(seed));
   const int voxels = 9, t = 61, chains = 3, steps = 200, burn = 40, kept = steps - burn;
@@ -112,22 +179,29 @@ TEST(BayesGlm, SummaryEqualsStatisticsOfTheReferenceChains) {
   Eigen::MatrixXd contrasts(2, 3);
   contrasts << 0, 1, 0, 0, 1, -1;
   const BayesGlmSummary d =
-      bayes_glm_summary(test::test_device(), series, voxels, x, contrasts, {}, seed, chains, steps, burn, 0.1);
+      bayes_glm_summary(test::test_device(), series, voxels, x, contrasts, {}, seed, chains, steps, burn, rho0, order);
+  const int quantities = 3 + order;
+  ASSERT_EQ(d.order, order);
+  ASSERT_EQ(d.mean.size(), static_cast<size_t>(quantities));
   for (int v = 0; v < voxels; ++v) {
     Eigen::VectorXd y(t);
     for (int k = 0; k < t; ++k) y(k) = series[static_cast<size_t>(v * t + k)];
-    std::vector<Eigen::MatrixXd> q(chains);  // kept draws x quantities (2 contrasts, sigma^2, rho)
+    std::vector<Eigen::MatrixXd> q(chains);  // kept draws x quantities (2 contrasts, sigma^2, rho_1 .. rho_L)
+    Eigen::VectorXd start = Eigen::VectorXd::Zero(order);
+    start(0) = rho0;
     for (int c = 0; c < chains; ++c) {
       const reference::BayesGlmChain r =
-          reference::bayes_glm_chain(y, x, {}, seed, static_cast<uint32_t>(v), static_cast<uint32_t>(c), steps, 0.1);
-      q[static_cast<size_t>(c)].resize(kept, 4);
+          reference::bayes_glm_chain(y, x, {}, seed, static_cast<uint32_t>(v), static_cast<uint32_t>(c), steps, start);
+      q[static_cast<size_t>(c)].resize(kept, quantities);
       for (int k = 0; k < kept; ++k) {
         const Eigen::VectorXd b = r.beta.row(burn + k).transpose();
-        q[static_cast<size_t>(c)].row(k) << contrasts.row(0).dot(b), contrasts.row(1).dot(b), r.sigma2(burn + k),
-            r.rho(burn + k);
+        q[static_cast<size_t>(c)](k, 0) = contrasts.row(0).dot(b);
+        q[static_cast<size_t>(c)](k, 1) = contrasts.row(1).dot(b);
+        q[static_cast<size_t>(c)](k, 2) = r.sigma2(burn + k);
+        for (int j = 0; j < order; ++j) q[static_cast<size_t>(c)](k, 3 + j) = r.rho(burn + k, j);
       }
     }
-    for (int m = 0; m < 4; ++m) {
+    for (int m = 0; m < quantities; ++m) {
       SCOPED_TRACE(::testing::Message() << "voxel " << v << " quantity " << m);
       std::vector<double> all, half_means, half_vars;
       double ess = 0;
@@ -167,6 +241,10 @@ TEST(BayesGlm, SummaryEqualsStatisticsOfTheReferenceChains) {
   }
 }
 
+TEST(BayesGlm, SummaryEqualsStatisticsOfTheReferenceChains) { expect_summary_equals_reference_statistics(1, 0.1); }
+
+TEST(BayesGlm, Ar4SummaryEqualsStatisticsOfTheReferenceChains) { expect_summary_equals_reference_statistics(4, 0.0); }
+
 // Converged chains on synthetic data: split-R-hat near 1, a usable ESS, posterior means near the truth, PPMs near 1
 // for a strong positive effect and near 0 for a strong negative one.
 TEST(BayesGlm, ChainsConvergeToTheTruth) {
@@ -205,6 +283,10 @@ TEST(BayesGlm, BadInputIsRefused) {
                std::invalid_argument);
   EXPECT_THROW(bayes_glm_chains(test::test_device(), std::vector<float>(40), 2, design_of(20, 17), {}, 1, 1, 5),
                std::invalid_argument);
+  EXPECT_THROW(bayes_glm_chains(test::test_device(), std::vector<float>(20), 2, x, {}, 1, 1, 5, 0.0, 5),
+               std::invalid_argument);  // AR(5)
+  EXPECT_THROW(bayes_glm_chains(test::test_device(), std::vector<float>(12), 2, design_of(6, 2), {}, 1, 1, 5, 0.0, 4),
+               std::invalid_argument);  // 6 volumes: fewer than P + L + 1
   const Eigen::MatrixXd one_contrast = Eigen::MatrixXd::Ones(1, 3);
   EXPECT_THROW(bayes_glm_summary(test::test_device(), std::vector<float>(20), 2, x, one_contrast, {}, 1, 1, 40, 20),
                std::invalid_argument);  // 20 kept draws: fewer than two per batch
