@@ -3,12 +3,15 @@
 // `rtfmri bedpost`'s pipeline on synthetic voxels with known fibres (core/diffusion/synthetic_dwi.hpp): the host
 // initialisation, the device chains in float and FSL's dyads recover the sticks. 64 directions at b 1000 plus 5
 // b = 0, SNR 30 (Gaussian), d 0.0011 mm^2/s, fresh random orientations; 500 burn-in + 500 jumps, every 10th kept.
-// Stated bounds on the median angular error of the dyads (as axes): one fibre 3 degrees, 90 degree crossing 6, 60
-// degree crossing 10 (each fibre matched to its nearest true axis); the ARD prior switches the unsupported second and
-// third sticks of single-fibre voxels off (posterior mean f < 0.05).
+// Stated bounds on the median angular error of the dyads (as axes, each voxel's strongest sticks matched to the true
+// axes): one fibre 3 degrees, 90 degree crossing 6, 60 degree 10, 45 degree 20, three perpendicular fibres 16
+// (measured over repeated runs: 1.2-1.9, 2.9-4.4, 4.4-6.4, 7.2-12.0, 7.5-10.8). The ARD prior shrinks the two
+// unsupported sticks of one-fibre voxels: their mean f below 0.06 and below the same chains' without ARD (measured
+// 0.019-0.037 against 0.076-0.113).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -24,6 +27,7 @@
 
 namespace rtf {
 namespace {
+
 
 double axis_angle_deg(const std::array<double, 3>& a, const std::array<double, 3>& b) {
   const double dot = std::fabs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2]);
@@ -56,8 +60,13 @@ std::vector<BallStickParams> crossing_voxels(int voxels, int present, double cro
     p.ph[0] = ph;
     p.th[1] = std::acos(std::clamp(second[2], -1.0, 1.0));
     p.ph[1] = std::atan2(second[1], second[0]);
-    p.f[0] = present == 1 ? 0.6 : 0.4;
-    p.f[1] = present == 2 ? 0.3 : 0.0;
+    // A third stick along a x r (perpendicular to both others when the crossing is 90 degrees).
+    const std::array<double, 3> third{(a[1] * r[2] - a[2] * r[1]) / norm, (a[2] * r[0] - a[0] * r[2]) / norm,
+                                      (a[0] * r[1] - a[1] * r[0]) / norm};
+    p.th[2] = std::acos(std::clamp(third[2], -1.0, 1.0));
+    p.ph[2] = std::atan2(third[1], third[0]);
+    const std::array<std::array<double, 3>, 3> fractions{{{0.6, 0.0, 0.0}, {0.4, 0.3, 0.0}, {0.35, 0.25, 0.2}}};
+    for (size_t j = 0; j < 3; ++j) p.f[j] = fractions[static_cast<size_t>(present - 1)][j];
   }
   return truth;
 }
@@ -70,7 +79,7 @@ struct Recovery {
 Recovery recover(const std::vector<BallStickParams>& truth, int present, int fibres, const BallStickOptions& base,
                  uint64_t seed) {
   const DiffusionScheme scheme = synthetic_scheme(64, 5, 1000.0);
-  const std::vector<float> data = synthetic_voxels(scheme, truth, 2, 1, 30.0, false, seed);
+  const std::vector<float> data = synthetic_voxels(scheme, truth, 3, 1, 30.0, false, seed);
   const auto voxels = static_cast<int>(truth.size());
   const std::vector<BallStickParams> init = initialise_ball_stick(scheme, data.data(), voxels, fibres, 1);
   BallStickOptions o = base;
@@ -94,25 +103,29 @@ Recovery recover(const std::vector<BallStickParams>& truth, int present, int fib
     for (int j = 0; j < fibres; ++j) order[static_cast<size_t>(j)] = j;
     std::sort(order.begin(), order.end(),
               [&](int a, int b) { return mean_f[static_cast<size_t>(a)] > mean_f[static_cast<size_t>(b)]; });
-    if (present == 1) {
-      out.errors.push_back(axis_angle_deg(found[static_cast<size_t>(order[0])], fibre_direction(t.th[0], t.ph[0])));
-      for (int j = 1; j < fibres; ++j) {
-        unsupported += mean_f[static_cast<size_t>(order[static_cast<size_t>(j)])];
-        ++unsupported_count;
+    // The strongest `present` sticks matched to the true axes (the assignment with the least total angle).
+    std::vector<int> truth_order(static_cast<size_t>(present));
+    for (int j = 0; j < present; ++j) truth_order[static_cast<size_t>(j)] = j;
+    std::vector<double> best;
+    double best_total = 1e300;
+    do {
+      std::vector<double> errors;
+      double total = 0;
+      for (int j = 0; j < present; ++j) {
+        const int k = truth_order[static_cast<size_t>(j)];
+        errors.push_back(axis_angle_deg(found[static_cast<size_t>(order[static_cast<size_t>(j)])],
+                                        fibre_direction(t.th[static_cast<size_t>(k)], t.ph[static_cast<size_t>(k)])));
+        total += errors.back();
       }
-    } else {
-      const std::array<double, 3> a = fibre_direction(t.th[0], t.ph[0]), b = fibre_direction(t.th[1], t.ph[1]);
-      const auto& x = found[static_cast<size_t>(order[0])];
-      const auto& y = found[static_cast<size_t>(order[1])];
-      const double keep = axis_angle_deg(x, a) + axis_angle_deg(y, b),
-                   swap = axis_angle_deg(x, b) + axis_angle_deg(y, a);
-      if (keep <= swap) {
-        out.errors.push_back(axis_angle_deg(x, a));
-        out.errors.push_back(axis_angle_deg(y, b));
-      } else {
-        out.errors.push_back(axis_angle_deg(x, b));
-        out.errors.push_back(axis_angle_deg(y, a));
+      if (total < best_total) {
+        best_total = total;
+        best = errors;
       }
+    } while (std::next_permutation(truth_order.begin(), truth_order.end()));
+    out.errors.insert(out.errors.end(), best.begin(), best.end());
+    for (int j = present; j < fibres; ++j) {
+      unsupported += mean_f[static_cast<size_t>(order[static_cast<size_t>(j)])];
+      ++unsupported_count;
     }
   }
   out.mean_unsupported_f = unsupported_count > 0 ? unsupported / unsupported_count : 0.0;
@@ -131,12 +144,17 @@ BallStickOptions short_chains(uint64_t seed) {
 TEST(BallStickRecovery, OneFibreAndArdSwitchesTheOthersOff) {
   const uint64_t seed = test::test_seed();
   std::mt19937 rng(static_cast<uint32_t>(seed));
-  const Recovery r = recover(crossing_voxels(31, 1, 0.0, rng), 1, 3, short_chains(seed), seed);
+  const std::vector<BallStickParams> truth = crossing_voxels(31, 1, 0.0, rng);
+  const Recovery r = recover(truth, 1, 3, short_chains(seed), seed);
+  BallStickOptions no_ard = short_chains(seed);
+  no_ard.no_ard = true;
+  const Recovery without = recover(truth, 1, 3, no_ard, seed);
   const double m = median(r.errors);
-  std::printf("one fibre: median dyad error %.2f degrees, mean f of unsupported sticks %.4f\n", m,
-              r.mean_unsupported_f);
+  std::printf("one fibre: median dyad error %.2f degrees, mean f of unsupported sticks %.4f (without ARD %.4f)\n", m,
+              r.mean_unsupported_f, without.mean_unsupported_f);
   EXPECT_LT(m, 3.0);
-  EXPECT_LT(r.mean_unsupported_f, 0.05);
+  EXPECT_LT(r.mean_unsupported_f, 0.06);
+  EXPECT_LT(r.mean_unsupported_f, without.mean_unsupported_f);
 }
 
 TEST(BallStickRecovery, NinetyDegreeCrossing) {
@@ -155,6 +173,24 @@ TEST(BallStickRecovery, SixtyDegreeCrossing) {
   const double m = median(r.errors);
   std::printf("60 degree crossing: median dyad error %.2f degrees\n", m);
   EXPECT_LT(m, 10.0);
+}
+
+TEST(BallStickRecovery, FortyFiveDegreeCrossing) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  const Recovery r = recover(crossing_voxels(31, 2, 45.0, rng), 2, 2, short_chains(seed), seed);
+  const double m = median(r.errors);
+  std::printf("45 degree crossing: median dyad error %.2f degrees\n", m);
+  EXPECT_LT(m, 20.0);
+}
+
+TEST(BallStickRecovery, ThreePerpendicularFibres) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  const Recovery r = recover(crossing_voxels(31, 3, 90.0, rng), 3, 3, short_chains(seed), seed);
+  const double m = median(r.errors);
+  std::printf("three perpendicular fibres: median dyad error %.2f degrees\n", m);
+  EXPECT_LT(m, 16.0);
 }
 
 }  // namespace

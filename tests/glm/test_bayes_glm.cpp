@@ -87,7 +87,11 @@ TEST(BayesGlm, DeviceChainsEqualTheReference) {
 
 // AR(4): the same comparison on 37 voxels, 61 volumes, P = 1 and 3, noise with rho = (r, -0.2, 0.1, 0.05), r from -0.3
 // to 0.5, chains from rho = 0 (the device draws rho_3, rho_4 from slot 16, checks stationarity by the step-down
-// recursion; the tolerance is the AR(1) test's).
+// recursion; the tolerance is the AR(1) test's). With 57 whitened rows and the vague beta prior, about one chain in
+// ten walks onto the posterior's ridge sum rho -> 1, where the whitened intercept (1 - sum rho) vanishes: the
+// intercept's draws range over thousands and the chain amplifies the double functions' last-bit differences step by
+// step (the AR(1) test's rho near 1, which no choice of these data avoids for AR(4)). A chain is compared up to and
+// including the step whose rho first has sum > 0.98 (docs/algorithms/bayes_glm.md), and most are compared whole.
 TEST(BayesGlm, Ar4DeviceChainsEqualTheReference) {
   const uint64_t seed = test::test_seed();
   std::mt19937 rng(static_cast<uint32_t>(seed) + 4);
@@ -116,7 +120,7 @@ TEST(BayesGlm, Ar4DeviceChainsEqualTheReference) {
         bayes_glm_chains(test::test_device(), series, voxels, x, prior, seed, chains, steps, 0.0, order);
     ASSERT_EQ(d.order, order);
     double worst = 0;
-    int moves = 0;
+    int moves = 0, compared = 0, whole = 0;
     for (int v = 0; v < voxels; ++v) {
       Eigen::VectorXd y(t);
       for (int k = 0; k < t; ++k) y(k) = series[static_cast<size_t>(v * t + k)];
@@ -124,6 +128,14 @@ TEST(BayesGlm, Ar4DeviceChainsEqualTheReference) {
         const reference::BayesGlmChain r =
             reference::bayes_glm_chain(y, x, prior, seed, static_cast<uint32_t>(v), static_cast<uint32_t>(c), steps,
                                        Eigen::VectorXd::Zero(order));
+        int last = steps - 1;  // the last step compared
+        for (int s = 0; s < steps; ++s) {
+          if (r.rho.row(s).sum() > 0.98) {
+            last = s;
+            break;
+          }
+        }
+        whole += last == steps - 1 ? 1 : 0;
         const auto spread = [&](const Eigen::VectorXd& draws) {
           return std::sqrt((draws.array() - draws.mean()).square().mean()) + 1e-9 * (1.0 + draws.cwiseAbs().maxCoeff());
         };
@@ -142,11 +154,15 @@ TEST(BayesGlm, Ar4DeviceChainsEqualTheReference) {
           close(d.sigma2(v, c, s), r.sigma2(s), p);
           for (int k = 0; k < order; ++k) close(d.rho(v, c, s, k), r.rho(s, k), p + 1 + k);
           if (s > 0 && r.rho.row(s) != r.rho.row(s - 1)) ++moves;
+          ++compared;
+          if (s == last) break;
         }
       }
     }
-    std::cout << p << " regressors, AR(4): worst relative difference " << worst << ", rho moved in " << moves << " of "
-              << voxels * chains * (steps - 1) << " steps\n";
+    std::cout << p << " regressors, AR(4): worst relative difference " << worst << " over " << compared << " of "
+              << voxels * chains * steps << " steps (" << whole << " of " << voxels * chains
+              << " chains whole), rho moved in " << moves << "\n";
+    EXPECT_GT(whole, voxels * chains * 3 / 4);
   }
 }
 
@@ -169,11 +185,11 @@ std::vector<float> series_of(const Eigen::MatrixXd& x, const Eigen::VectorXd& be
 
 // The kernel's running sums, combined on the host, against the same statistics computed directly from the
 // reference's chains (means, SDs, PPMs; split-R-hat and batch-means ESS by their textbook formulas).
-// AR(`order`) from rho = (rho0, 0, .., 0); monitored: 2 contrasts, sigma^2, rho_1 .. rho_L.
-void expect_summary_equals_reference_statistics(int order, double rho0) {
+// AR(`order`) from rho = (rho0, 0, .., 0), `t` volumes; monitored: 2 contrasts, sigma^2, rho_1 .. rho_L.
+void expect_summary_equals_reference_statistics(int order, double rho0, int t) {
   const uint64_t seed = test::test_seed();
   std::mt19937 rng(static_cast<uint32_t>(seed));
-  const int voxels = 9, t = 61, chains = 3, steps = 200, burn = 40, kept = steps - burn;
+  const int voxels = 9, chains = 3, steps = 200, burn = 40, kept = steps - burn;
   const Eigen::MatrixXd x = design_of(t, 3);
   const std::vector<float> series = series_of(x, Eigen::Vector3d(1000.0, 0.8, -0.5), voxels, -0.2, 0.5, 2.0, rng);
   Eigen::MatrixXd contrasts(2, 3);
@@ -241,9 +257,13 @@ void expect_summary_equals_reference_statistics(int order, double rho0) {
   }
 }
 
-TEST(BayesGlm, SummaryEqualsStatisticsOfTheReferenceChains) { expect_summary_equals_reference_statistics(1, 0.1); }
+TEST(BayesGlm, SummaryEqualsStatisticsOfTheReferenceChains) { expect_summary_equals_reference_statistics(1, 0.1, 61); }
 
-TEST(BayesGlm, Ar4SummaryEqualsStatisticsOfTheReferenceChains) { expect_summary_equals_reference_statistics(4, 0.0); }
+// AR(4) on 161 volumes: with 61, 200 steps take a chain onto the ridge sum rho -> 1 now and then (see
+// Ar4DeviceChainsEqualTheReference), where device and reference drift apart by rounding.
+TEST(BayesGlm, Ar4SummaryEqualsStatisticsOfTheReferenceChains) {
+  expect_summary_equals_reference_statistics(4, 0.0, 161);
+}
 
 // Converged chains on synthetic data: split-R-hat near 1, a usable ESS, posterior means near the truth, PPMs near 1
 // for a strong positive effect and near 0 for a strong negative one.
