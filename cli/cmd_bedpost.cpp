@@ -65,6 +65,10 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   if (o.fibres < 1 || o.fibres > kBallStickMaxFibres) {
     throw std::invalid_argument(fmt::format("-n {}: 1 to {} fibres", o.fibres, kBallStickMaxFibres));
   }
+  if (!(o.ard_weight >= 0.0) || o.update_proposal_every < 1) {
+    throw std::invalid_argument(fmt::format("-w {} (>= 0), --updateproposalevery {} (>= 1)", o.ard_weight,
+                                            o.update_proposal_every));
+  }
   if (o.jumps < o.sample_every || o.sample_every < 1 || o.burn_in < 0) {
     throw std::invalid_argument(
         fmt::format("-b {} -j {} -s {}: burn-in >= 0 and jumps >= sample-every >= 1", o.burn_in, o.jumps,
@@ -77,6 +81,7 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
                dir, n, o.fibres, o.model, o.rician ? "Rician" : "Gaussian");
   const std::vector<float> data = gather_mask_signals(input);
   auto device = cli::open_device(globals);
+  spdlog::info("bedpost: initialising {} voxels (tensor, then Levenberg-Marquardt) on the host's cores", voxels);
   const cli::Stopwatch init_clock;
   std::vector<uint8_t> fitted;
   const std::vector<BallStickParams> init =
@@ -214,7 +219,12 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of the random streams (same seed: same chains on any device)")
       ->capture_default_str();
-  cmd->add_option("--out", args->out, "Output folder (default DIR.bedpostX; must not exist)");
+  cmd->add_option("--out", args->out,
+                  "Output folder (default DIR.bedpostX; must not exist), with FSL's files: merged_th<i>samples, "
+                  "merged_ph<i>samples, merged_f<i>samples (one volume per sample), mean_th/ph/f<i>samples, "
+                  "mean_dsamples, mean_S0samples, mean_fsumsamples (mean_d_stdsamples: model 2; mean_tausamples: "
+                  "--rician), dyads<i>, dyads<i>_dispersion, nodif_brain_mask, bvals, bvecs, and bedpost.json; built as "
+                  "OUT.partial and renamed when complete");
   cmd->callback([args, &globals] { run(*args, globals); });
 }
 

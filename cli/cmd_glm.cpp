@@ -2,7 +2,8 @@
 // GLM's kernels: SPM's design from a BIDS events.tsv, optional confounds and AR(1) prewhitening; writes the design,
 // betas, residual variance, mask and per contrast the estimate and t (or F) map. docs/algorithms/glm.md. With
 // `--noise arP`, the AR(P) GLM (Cochrane-Orcutt, smoothed AR maps), and with `--permutations N` the first-level
-// permutation test of Eklund et al. 2012 (docs/algorithms/glm_ar.md).
+// permutation test of Eklund et al. 2012 (docs/algorithms/glm_ar.md). With `--bayes [--noise ar1..ar4]` the Bayesian
+// GLM's Gibbs sampler (cli/glm_bayes.hpp, docs/algorithms/bayes_glm.md).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -42,7 +43,7 @@ struct GlmCli {
   std::vector<std::string> inference{"voxel"};
   uint64_t seed = 0;
   // The Bayesian GLM (docs/algorithms/bayes_glm.md).
-  bool bayes = false;
+  bool bayes = false, noise_given = false;  // noise_given: --noise on the command line (--bayes: default ar1)
   rtf::cli::BayesGlmCli bayes_options;
 };
 
@@ -251,10 +252,14 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
   const cli::Stopwatch clock;
   if (ar_order(c) > 0 && c.ar1 != 0.0)
     throw std::invalid_argument("--ar1 fixes an AR(1) coefficient: not with --noise");
-  if (c.bayes && (ar_order(c) > 0 || c.ar1 != 0.0 || c.permutations > 0)) {
-    throw std::invalid_argument("--bayes samples its own AR(1) noise: not with --noise, --ar1 or --permutations");
+  if (c.bayes && (c.ar1 != 0.0 || c.permutations > 0 || c.fwhm > 0)) {
+    throw std::invalid_argument(
+        "--bayes samples its own AR noise (--noise ar1..ar4): not with --ar1, --permutations or --fwhm");
   }
-  if (ar_order(c) == 0 && (c.permutations > 0 || c.fwhm > 0)) {
+  if (c.bayes && c.noise_given && ar_order(c) == 0) {
+    throw std::invalid_argument("--bayes --noise ols: the Bayesian GLM samples AR(1) .. AR(4) noise (--noise ar1..ar4)");
+  }
+  if (!c.bayes && ar_order(c) == 0 && (c.permutations > 0 || c.fwhm > 0)) {
     throw std::invalid_argument("--permutations and --fwhm need --noise ar1..ar4");
   }
   if (c.permutations == 1)
@@ -285,7 +290,7 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
   } else if (!c.no_mask) {
     mask = compute_brain_mask(*device, bold, {.volume = -1}).inside;
   }
-  if (ar_order(c) > 0) {
+  if (ar_order(c) > 0 && !c.bayes) {
     std::vector<uint8_t> inside =
         mask ? *mask : std::vector<uint8_t>(static_cast<size_t>(bold.header().voxels_per_volume()), 1);
     run_ar(c, *device, bold, design, options, contrasts, inside, clock);
@@ -298,8 +303,9 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     for (const GlmContrast& con : contrasts) files.push_back(file_safe(con.name));
     cli::BayesGlmCli b = c.bayes_options;
     b.seed = c.seed;
-    fmt::print("glm --bayes: {} volumes, {} columns, AR(1) noise, {} chain(s) of {} draws after {} burn-in\n",
-               bold.nt(), design.x.cols(), b.chains, b.draws, b.burn_in);
+    b.order = std::max(1, ar_order(c));
+    fmt::print("glm --bayes: {} volumes, {} columns, AR({}) noise, {} chain(s) of {} draws after {} burn-in\n",
+               bold.nt(), design.x.cols(), b.order, b.chains, b.draws, b.burn_in);
     run_bayes_glm(b, *device, bold, design, contrasts, files, inside, c.out);
     write_design(c.out + "_design.tsv", design);
     fmt::print(
@@ -392,7 +398,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--noise", c->noise,
                   "ols, or arP (P = 1..4): per-voxel AR(P) by Cochrane-Orcutt as statsmodels' GLSAR, AR maps smoothed "
-                  "(BROCCOLI's ar4); also writes PREFIX_ar.nii.gz (docs/algorithms/glm_ar.md)")
+                  "(BROCCOLI's ar4); also writes PREFIX_ar.nii.gz (docs/algorithms/glm_ar.md). With --bayes: the "
+                  "sampled AR(P) noise (default ar1)")
       ->check(CLI::IsMember({"ols", "ar1", "ar2", "ar3", "ar4"}))
       ->capture_default_str();
   cmd->add_option("--ar-iterations", c->ar_iterations, "Cochrane-Orcutt fits (GLSAR's maxiter)")
@@ -433,9 +440,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::IsMember({6, 18, 26}))
       ->capture_default_str();
   cmd->add_flag("--bayes", c->bayes,
-                "Bayesian GLM: Gibbs sampler over beta, sigma^2 and AR(1) rho with BROCCOLI's priors; writes each "
-                "t contrast's posterior mean, SD and PPM P(c'beta > 0), and split-R-hat / ESS in PREFIX_glm.json "
-                "(docs/algorithms/bayes_glm.md; --seed seeds the chains)");
+                "Bayesian GLM: Gibbs sampler over beta, sigma^2 and AR(P) rho (--noise ar1..ar4, default ar1) with "
+                "BROCCOLI's priors; writes each t contrast's posterior mean, SD and PPM P(c'beta > 0), sigma^2's and "
+                "rho's posterior means (PREFIX_ar_postmean: 4D, one volume per coefficient, for P > 1), and "
+                "split-R-hat / ESS in PREFIX_glm.json (docs/algorithms/bayes_glm.md; --seed seeds the chains)");
   cmd->add_option("--draws", c->bayes_options.draws, "--bayes: kept draws per chain")
       ->check(CLI::Range(32, 10000000))
       ->capture_default_str();
@@ -448,7 +456,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--batch", c->batch, "Surrogate data sets per device launch (memory: batch x the series x 3)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  cmd->callback([c, &globals] { run(*c, globals); });
+  cmd->callback([c, cmd, &globals] {
+    c->noise_given = cmd->count("--noise") > 0;
+    run(*c, globals);
+  });
 }
 
 RTF_REGISTER_COMMAND(66, setup);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "core/glm/bayes_glm.hpp"
 #include "core/io/atomic_file.hpp"
@@ -52,7 +53,7 @@ void run_bayes_glm(const BayesGlmCli& options, Device& device, const Image& bold
   for (size_t k = 0; k < contrasts.size(); ++k) weights.row(static_cast<Eigen::Index>(k)) = contrasts[k].weights;
   const BayesGlmSummary s =
       bayes_glm_summary(device, series, static_cast<int>(voxels.size()), design.x, weights, {}, options.seed,
-                        options.chains, options.burn_in + options.draws, options.burn_in);
+                        options.chains, options.burn_in + options.draws, options.burn_in, 0.0, options.order);
   ImageHeader h = bold.header();
   h.num_volumes = 1;
   const auto map = [&](const std::vector<double>& values) {
@@ -61,8 +62,11 @@ void run_bayes_glm(const BayesGlmCli& options, Device& device, const Image& bold
     return image;
   };
   const auto nc = contrasts.size();
-  nlohmann::json summary{{"model", "Bayesian GLM, AR(1) noise, Gibbs sampler (docs/algorithms/bayes_glm.md)"},
-                         {"columns", design.names()},
+  const int order = options.order;
+  nlohmann::json summary{
+      {"model", fmt::format("Bayesian GLM, AR({}) noise, Gibbs sampler (docs/algorithms/bayes_glm.md)", order)},
+      {"ar_order", order},
+      {"columns", design.names()},
                          {"voxels", voxels.size()},
                          {"chains", options.chains},
                          {"draws_per_chain", options.draws},
@@ -83,9 +87,29 @@ void run_bayes_glm(const BayesGlmCli& options, Device& device, const Image& bold
                                     {"ess", describe(s.ess[k], false)}});
   }
   write_nifti(out + "_sigma2_postmean.nii.gz", map(s.mean[nc]));
-  write_nifti(out + "_ar_postmean.nii.gz", map(s.mean[nc + 1]));
+  if (order == 1) {
+    write_nifti(out + "_ar_postmean.nii.gz", map(s.mean[nc + 1]));
+  } else {
+    ImageHeader h4 = bold.header();
+    h4.num_volumes = order;
+    Image rho(h4, std::numeric_limits<float>::quiet_NaN());
+    for (int k = 0; k < order; ++k) {
+      const std::vector<double>& values = s.mean[nc + 1 + static_cast<size_t>(k)];
+      const std::span<float> volume = rho.volume(k);
+      for (size_t v = 0; v < voxels.size(); ++v) volume[voxels[v]] = static_cast<float>(values[v]);
+    }
+    write_nifti(out + "_ar_postmean.nii.gz", rho);
+  }
   summary["sigma2"] = {{"split_r_hat", describe(s.r_hat[nc], true)}, {"ess", describe(s.ess[nc], false)}};
-  summary["ar1"] = {{"split_r_hat", describe(s.r_hat[nc + 1], true)}, {"ess", describe(s.ess[nc + 1], false)}};
+  if (order == 1) {
+    summary["ar1"] = {{"split_r_hat", describe(s.r_hat[nc + 1], true)}, {"ess", describe(s.ess[nc + 1], false)}};
+  }
+  summary["ar"] = nlohmann::json::array();
+  for (int k = 0; k < order; ++k) {
+    const size_t q = nc + 1 + static_cast<size_t>(k);
+    summary["ar"].push_back(
+        {{"coefficient", k + 1}, {"split_r_hat", describe(s.r_hat[q], true)}, {"ess", describe(s.ess[q], false)}});
+  }
   write_text_atomically(out + "_glm.json", summary.dump(2) + "\n");
 }
 

@@ -1,6 +1,7 @@
-// `rtfmri glm ... --bayes`: the Bayesian first-level GLM (Gibbs sampler, AR(1) noise; core/glm/bayes_glm.hpp,
-// docs/algorithms/bayes_glm.md) of cmd_glm.cpp's design: per t contrast the posterior mean, SD and PPM P(c'beta > 0)
-// as NIfTI, sigma^2's and rho's posterior means, and split-R-hat / ESS summarised in PREFIX_glm.json.
+// `rtfmri glm ... --bayes [--noise ar1..ar4]`: the Bayesian first-level GLM (Gibbs sampler, AR(L) noise;
+// core/glm/bayes_glm.hpp, docs/algorithms/bayes_glm.md) of cmd_glm.cpp's design: per t contrast the posterior mean, SD
+// and PPM P(c'beta > 0) as NIfTI, sigma^2's and rho's posterior means, and split-R-hat / ESS summarised in
+// PREFIX_glm.json.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +17,13 @@ namespace rtf::cli {
 
 struct BayesGlmCli {
   int draws = 10000, burn_in = 1000, chains = 2;
+  int order = 1;  // AR(L) noise, L = 1 .. 4
   uint64_t seed = 0;
 };
 
 // `contrast_files`: each contrast's name as it appears in file names. Writes PREFIX_contrast-NAME_stat-{postmean,
-// postsd,ppm}.nii.gz, PREFIX_sigma2_postmean.nii.gz, PREFIX_ar_postmean.nii.gz and PREFIX_glm.json. Throws
+// postsd,ppm}.nii.gz, PREFIX_sigma2_postmean.nii.gz, PREFIX_ar_postmean.nii.gz (3D for AR(1), else 4D with rho_1 ..
+// rho_L as volumes) and PREFIX_glm.json (per AR coefficient its split-R-hat and ESS). Throws
 // std::invalid_argument for F contrasts, more than 16 design columns, an empty mask or too few draws.
 void run_bayes_glm(const BayesGlmCli& options, Device& device, const Image& bold, const DesignMatrix& design,
                    const std::vector<GlmContrast>& contrasts, const std::vector<std::string>& contrast_files,
