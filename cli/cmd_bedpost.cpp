@@ -66,13 +66,12 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
     throw std::invalid_argument(fmt::format("-n {}: 1 to {} fibres", o.fibres, kBallStickMaxFibres));
   }
   if (!(o.ard_weight >= 0.0) || o.update_proposal_every < 1) {
-    throw std::invalid_argument(fmt::format("-w {} (>= 0), --updateproposalevery {} (>= 1)", o.ard_weight,
-                                            o.update_proposal_every));
+    throw std::invalid_argument(
+        fmt::format("-w {} (>= 0), --updateproposalevery {} (>= 1)", o.ard_weight, o.update_proposal_every));
   }
   if (o.jumps < o.sample_every || o.sample_every < 1 || o.burn_in < 0) {
-    throw std::invalid_argument(
-        fmt::format("-b {} -j {} -s {}: burn-in >= 0 and jumps >= sample-every >= 1", o.burn_in, o.jumps,
-                    o.sample_every));
+    throw std::invalid_argument(fmt::format("-b {} -j {} -s {}: burn-in >= 0 and jumps >= sample-every >= 1", o.burn_in,
+                                            o.jumps, o.sample_every));
   }
   const DiffusionInput input = read_bedpost_dir(dir);
   const int n = input.scheme.measurements();
@@ -93,9 +92,8 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   const int iterations = o.burn_in + o.jumps;
   cli::ProgressLog progress("voxels", 2.0);
   const cli::Stopwatch mcmc_clock;
-  BallStickRun run = ball_stick_mcmc(*device, input.scheme, data, init, o, 0, [&](int64_t done, int64_t) {
-    progress(done / iterations, voxels);
-  });
+  BallStickRun run = ball_stick_mcmc(*device, input.scheme, data, init, o, 0,
+                                     [&](int64_t done, int64_t) { progress(done / iterations, voxels); });
   const double mcmc_seconds = mcmc_clock.seconds();
   sort_fibres_by_mean_f(run);  // bedpostx's output order: fibre 1 the strongest in every voxel
 
@@ -157,30 +155,30 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
     for (int w = 0; w < 3; ++w) {
       const auto k = static_cast<size_t>(fibre_par(j, w));
       const double total = run.accepted[k] + run.rejected[k];
-      if (total > 0) acceptance[fmt::format("{}{}", w == 0 ? "th" : w == 1 ? "ph" : "f", j + 1)] = run.accepted[k] / total;
+      if (total > 0)
+        acceptance[fmt::format("{}{}", w == 0 ? "th" : w == 1 ? "ph" : "f", j + 1)] = run.accepted[k] / total;
     }
   }
-  const nlohmann::json summary{
-      {"dir", dir},
-      {"voxels", voxels},
-      {"measurements", n},
-      {"fibres", o.fibres},
-      {"ard_weight", o.ard_weight},
-      {"burn_in", o.burn_in},
-      {"jumps", o.jumps},
-      {"sample_every", o.sample_every},
-      {"samples", samples},
-      {"model", o.model},
-      {"rician", o.rician},
-      {"all_ard", o.all_ard},
-      {"no_ard", o.no_ard},
-      {"seed", o.seed},
-      {"unfitted_voxels", unfitted},
-      {"acceptance_while_recording", acceptance},
-      {"init_seconds", init_seconds},
-      {"mcmc_seconds", mcmc_seconds},
-      {"seconds", clock.seconds()},
-      {"device", device->info().device_name}};
+  const nlohmann::json summary{{"dir", dir},
+                               {"voxels", voxels},
+                               {"measurements", n},
+                               {"fibres", o.fibres},
+                               {"ard_weight", o.ard_weight},
+                               {"burn_in", o.burn_in},
+                               {"jumps", o.jumps},
+                               {"sample_every", o.sample_every},
+                               {"samples", samples},
+                               {"model", o.model},
+                               {"rician", o.rician},
+                               {"all_ard", o.all_ard},
+                               {"no_ard", o.no_ard},
+                               {"seed", o.seed},
+                               {"unfitted_voxels", unfitted},
+                               {"acceptance_while_recording", acceptance},
+                               {"init_seconds", init_seconds},
+                               {"mcmc_seconds", mcmc_seconds},
+                               {"seconds", clock.seconds()},
+                               {"device", device->info().device_name}};
   write_text_atomically(partial / "bedpost.json", summary.dump(2) + "\n");
   fs::rename(partial, out);
   fmt::print("bedpost: {} voxels, {} samples of {} fibre(s) -> {} (init {:.2f} s, MCMC {:.2f} s, {:.2f} s in all)\n",
@@ -219,12 +217,13 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of the random streams (same seed: same chains on any device)")
       ->capture_default_str();
-  cmd->add_option("--out", args->out,
-                  "Output folder (default DIR.bedpostX; must not exist), with FSL's files: merged_th<i>samples, "
-                  "merged_ph<i>samples, merged_f<i>samples (one volume per sample), mean_th/ph/f<i>samples, "
-                  "mean_dsamples, mean_S0samples, mean_fsumsamples (mean_d_stdsamples: model 2; mean_tausamples: "
-                  "--rician), dyads<i>, dyads<i>_dispersion, nodif_brain_mask, bvals, bvecs, and bedpost.json; built as "
-                  "OUT.partial and renamed when complete");
+  cmd->add_option(
+      "--out", args->out,
+      "Output folder (default DIR.bedpostX; must not exist), with FSL's files: merged_th<i>samples, "
+      "merged_ph<i>samples, merged_f<i>samples (one volume per sample), mean_th/ph/f<i>samples, "
+      "mean_dsamples, mean_S0samples, mean_fsumsamples (mean_d_stdsamples: model 2; mean_tausamples: "
+      "--rician), dyads<i>, dyads<i>_dispersion, nodif_brain_mask, bvals, bvecs, and bedpost.json; built as "
+      "OUT.partial and renamed when complete");
   cmd->callback([args, &globals] { run(*args, globals); });
 }
 

@@ -139,8 +139,8 @@ inline real energy(const Voxel* x, const real* q, const uint cur, const uint rec
       const uint bit = (cur >> (j + 1)) & 1u;
       real s;
       if ((recompute >> (j + 1)) & 1u) {
-        const real dot = x->scheme[4 * i + 1] * dir[j][0] + x->scheme[4 * i + 2] * dir[j][1] +
-                         x->scheme[4 * i + 3] * dir[j][2];
+        const real dot =
+            x->scheme[4 * i + 1] * dir[j][0] + x->scheme[4 * i + 2] * dir[j][1] + x->scheme[4 * i + 3] * dir[j][2];
         s = attenuation(b, dot * dot, q[P_D], q[P_DSTD]);
         x->comp[comp_index(x, bit ^ 1u, j + 1, i)] = s;
       } else {
@@ -166,9 +166,8 @@ inline real energy(const Voxel* x, const real* q, const uint cur, const uint rec
 }
 
 // One Metropolis-Hastings update of quantity `par` (stream slot `slot`), recomputing the compartments in `recompute`.
-inline void update(const Voxel* x, real* q, const real* widths, int* acc, int* rej, uint* cur, real* e,
-                   const uint2 key, const uint voxel, const uint step, const uint slot, const int par,
-                   const uint recompute) {
+inline void update(const Voxel* x, real* q, const real* widths, int* acc, int* rej, uint* cur, real* e, const uint2 key,
+                   const uint voxel, const uint step, const uint slot, const int par, const uint recompute) {
   const uint4 w = stream_words(key, voxel, 0u, step, slot << 16);
   const real z = PROPOSAL_NORMAL(w);
   const real u = ACCEPT_UNIFORM(w);
@@ -197,11 +196,11 @@ inline void update(const Voxel* x, real* q, const real* widths, int* acc, int* r
   rej[par] += 1;
 }
 
-__kernel void ball_stick_iterations(const __global float* restrict y, const __global real* restrict scheme,
-                                    const int n, const int voxels, const uint voxel_offset, const uint key0,
-                                    const uint key1, const int first, const int count, const int burn_in,
-                                    const int update_every, const int sample_every, const int samples,
-                                    const uint ard_mask, const real ard_weight, __global real* restrict state,
+__kernel void ball_stick_iterations(const __global float* restrict y, const __global real* restrict scheme, const int n,
+                                    const int voxels, const uint voxel_offset, const uint key0, const uint key1,
+                                    const int first, const int count, const int burn_in, const int update_every,
+                                    const int sample_every, const int samples, const uint ard_mask,
+                                    const real ard_weight, __global real* restrict state,
                                     __global real* restrict widths, __global int* restrict counts,
                                     __global real* restrict comp, __global float* restrict samples_out,
                                     __global real* restrict sums, __global real* restrict trace) {

@@ -23,8 +23,8 @@ void check_inputs(const Device& device, const DiffusionScheme& scheme, const std
   const int n = scheme.measurements();
   if (n < 1 || static_cast<int>(scheme.bvecs.size()) != n || init.empty() ||
       data.size() != init.size() * static_cast<size_t>(n)) {
-    throw std::invalid_argument(fmt::format("ball-and-stick: {} values for {} voxels of {} measurements", data.size(),
-                                            init.size(), n));
+    throw std::invalid_argument(
+        fmt::format("ball-and-stick: {} values for {} voxels of {} measurements", data.size(), init.size(), n));
   }
   if (o.fibres < 1 || o.fibres > kBallStickMaxFibres || (o.model != 1 && o.model != 2) || o.burn_in < 0 ||
       o.jumps < 1 || o.sample_every < 1 || o.samples() < 1 || o.update_proposal_every < 1 || !(o.ard_weight >= 0)) {
@@ -65,8 +65,8 @@ std::vector<std::string> kernel_defines(const BallStickOptions& o, bool use_doub
 
 template <typename Real>
 Block<Real> upload_block(Device& device, const DiffusionScheme& scheme, const std::vector<float>& data,
-                         const std::vector<BallStickParams>& init, const BallStickOptions& o, size_t begin,
-                         size_t end, int trace_iterations) {
+                         const std::vector<BallStickParams>& init, const BallStickOptions& o, size_t begin, size_t end,
+                         int trace_iterations) {
   const cl_command_queue q = device.queue();
   const int n = scheme.measurements();
   const auto un = static_cast<size_t>(n), vox = end - begin;
@@ -151,7 +151,8 @@ BallStickRun run_all(Device& device, const DiffusionScheme& scheme, const std::v
     }
     const std::vector<float> s = b.samples.read_all(q);
     for (size_t row = 0; row < 3 * static_cast<size_t>(o.fibres) * static_cast<size_t>(samples); ++row) {
-      std::copy(s.begin() + static_cast<std::ptrdiff_t>(row * vox), s.begin() + static_cast<std::ptrdiff_t>((row + 1) * vox),
+      std::copy(s.begin() + static_cast<std::ptrdiff_t>(row * vox),
+                s.begin() + static_cast<std::ptrdiff_t>((row + 1) * vox),
                 out.draws.begin() + static_cast<std::ptrdiff_t>(row * total + begin));
     }
     const std::vector<Real> sums = b.sums.read_all(q);

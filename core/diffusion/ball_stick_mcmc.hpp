@@ -15,9 +15,9 @@ namespace rtf {
 
 struct BallStickRun {
   int voxels = 0, samples = 0, fibres = 0;
-  std::vector<float> draws;  // [3 fibre + (0 th, 1 ph, 2 f)][sample][voxel]
+  std::vector<float> draws;                                   // [3 fibre + (0 th, 1 ph, 2 f)][sample][voxel]
   std::vector<double> mean_s0, mean_d, mean_d_std, mean_tau;  // [voxel], over the kept samples
-  BallStickVector accepted{}, rejected{};  // over all voxels while recording
+  BallStickVector accepted{}, rejected{};                     // over all voxels while recording
   const float* th(int fibre, int sample) const { return at(3 * fibre, sample); }
   const float* ph(int fibre, int sample) const { return at(3 * fibre + 1, sample); }
   const float* f(int fibre, int sample) const { return at(3 * fibre + 2, sample); }

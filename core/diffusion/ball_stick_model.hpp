@@ -29,17 +29,17 @@ struct DiffusionScheme {
 
 // bedpostx's options (`rtfmri bedpost --help`), with its defaults.
 struct BallStickOptions {
-  int fibres = 3;                   // -n
-  double ard_weight = 1.0;          // -w: the ARD prior's weight (fudge) on f_j of fibres 2..n
-  int burn_in = 1000;               // -b
-  int jumps = 1250;                 // -j: iterations after burn-in
-  int sample_every = 25;            // -s: keep every s-th of them (jumps / s samples)
-  int model = 1;                    // --model 1|2
-  bool rician = false;              // --rician
-  bool all_ard = false;             // --allard: ARD on fibre 1 too
-  bool no_ard = false;              // --noard: no ARD at all
-  int update_proposal_every = 40;   // proposal widths adapted every this many burn-in iterations
-  uint64_t seed = 8665904;          // --seed
+  int fibres = 3;                  // -n
+  double ard_weight = 1.0;         // -w: the ARD prior's weight (fudge) on f_j of fibres 2..n
+  int burn_in = 1000;              // -b
+  int jumps = 1250;                // -j: iterations after burn-in
+  int sample_every = 25;           // -s: keep every s-th of them (jumps / s samples)
+  int model = 1;                   // --model 1|2
+  bool rician = false;             // --rician
+  bool all_ard = false;            // --allard: ARD on fibre 1 too
+  bool no_ard = false;             // --noard: no ARD at all
+  int update_proposal_every = 40;  // proposal widths adapted every this many burn-in iterations
+  uint64_t seed = 8665904;         // --seed
   int samples() const { return jumps / sample_every; }
 };
 
@@ -50,8 +50,8 @@ struct BallStickParams {
 };
 
 // Priors' bounds (xfibres' values): 0 <= d <= kMaxDiffusivity; 0 < d_std <= kMaxDiffusivityStd.
-constexpr double kMaxDiffusivity = 0.005;     // mm^2/s
-constexpr double kMaxDiffusivityStd = 0.01;   // mm^2/s
+constexpr double kMaxDiffusivity = 0.005;    // mm^2/s
+constexpr double kMaxDiffusivityStd = 0.01;  // mm^2/s
 
 // Philox slots of one iteration (docs/algorithms/random_streams.md): each Metropolis-Hastings update draws one block
 // of its slot: words 0-1 the proposal's normal, word 2 the acceptance uniform. Order of the updates in an iteration:
@@ -64,7 +64,9 @@ constexpr uint32_t fibre_slot(int fibre, int which) {  // which: 0 th, 1 ph, 2 f
 // The sampled quantities in the sampler's state order (kernels/ball_stick.cl): S0, d, d_std, tau, then th, ph, f of
 // each fibre (the slots above give the order of the updates, which differs).
 constexpr int kParS0 = 0, kParD = 1, kParDStd = 2, kParTau = 3;
-constexpr int fibre_par(int fibre, int which) { return 4 + 3 * fibre + which; }
+constexpr int fibre_par(int fibre, int which) {
+  return 4 + 3 * fibre + which;
+}
 constexpr int kBallStickQuantities = 4 + 3 * kBallStickMaxFibres;
 using BallStickVector = std::array<double, kBallStickQuantities>;
 

@@ -32,7 +32,8 @@ void sort_fibres_by_mean_f(BallStickRun& run) {
     for (int j = 0; j < fibres; ++j) {
       const int from = order[static_cast<size_t>(j)];
       for (int w = 0; w < 3; ++w) {
-        for (size_t s = 0; s < samples; ++s) at(3 * j + w, s, v) = column[static_cast<size_t>(3 * from + w) * samples + s];
+        for (size_t s = 0; s < samples; ++s)
+          at(3 * j + w, s, v) = column[static_cast<size_t>(3 * from + w) * samples + s];
       }
     }
   }

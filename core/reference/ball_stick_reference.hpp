@@ -23,9 +23,9 @@ double log_bessel_i0(double x);
 double ball_stick_prior_energy(const BallStickParams& p, const BallStickOptions& o, uint32_t ard_mask);
 
 struct BallStickChain {
-  std::vector<BallStickVector> samples;  // the kept samples (jumps / sample_every)
-  std::vector<BallStickVector> states;   // the state after every iteration (when asked for)
-  BallStickVector widths{};              // proposal widths at the end
+  std::vector<BallStickVector> samples;    // the kept samples (jumps / sample_every)
+  std::vector<BallStickVector> states;     // the state after every iteration (when asked for)
+  BallStickVector widths{};                // proposal widths at the end
   BallStickVector accepted{}, rejected{};  // counts while recording
 };
 

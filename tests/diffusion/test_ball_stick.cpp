@@ -218,7 +218,8 @@ TEST(BallStick, SamplesAndMeansAreTheReferencesAndBlocksChangeNothing) {
       for (int j = 0; j < 3; ++j) {
         // Stored as float: within a float's rounding of the reference's value (angles and fractions on the scale 1).
         const auto k = static_cast<size_t>(fibre_par(j, 0));
-        EXPECT_NEAR(run.th(j, s)[v], ref[k], 1e-6 * std::max(1.0, std::fabs(ref[k]))) << "voxel " << v << " sample " << s;
+        EXPECT_NEAR(run.th(j, s)[v], ref[k], 1e-6 * std::max(1.0, std::fabs(ref[k])))
+            << "voxel " << v << " sample " << s;
         EXPECT_NEAR(run.ph(j, s)[v], ref[k + 1], 1e-6 * std::max(1.0, std::fabs(ref[k + 1])))
             << "voxel " << v << " sample " << s;
         EXPECT_NEAR(run.f(j, s)[v], ref[k + 2], 1e-7) << "voxel " << v << " sample " << s;

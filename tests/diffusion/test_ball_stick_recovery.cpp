@@ -28,7 +28,6 @@
 namespace rtf {
 namespace {
 
-
 double axis_angle_deg(const std::array<double, 3>& a, const std::array<double, 3>& b) {
   const double dot = std::fabs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2]);
   return std::acos(std::min(1.0, dot)) * 180.0 / std::numbers::pi;
@@ -157,40 +156,32 @@ TEST(BallStickRecovery, OneFibreAndArdSwitchesTheOthersOff) {
   EXPECT_LT(r.mean_unsupported_f, without.mean_unsupported_f);
 }
 
-TEST(BallStickRecovery, NinetyDegreeCrossing) {
+// The median dyad error of 31 fresh voxels with `present` sticks, `crossing_deg` between the first two, fitted with as
+// many sticks.
+double crossing_median(int present, double crossing_deg) {
   const uint64_t seed = test::test_seed();
   std::mt19937 rng(static_cast<uint32_t>(seed));
-  const Recovery r = recover(crossing_voxels(31, 2, 90.0, rng), 2, 2, short_chains(seed), seed);
+  const Recovery r =
+      recover(crossing_voxels(31, present, crossing_deg, rng), present, present, short_chains(seed), seed);
   const double m = median(r.errors);
-  std::printf("90 degree crossing: median dyad error %.2f degrees\n", m);
-  EXPECT_LT(m, 6.0);
+  std::printf("%d fibres, %.0f degrees: median dyad error %.2f degrees\n", present, crossing_deg, m);
+  return m;
+}
+
+TEST(BallStickRecovery, NinetyDegreeCrossing) {
+  EXPECT_LT(crossing_median(2, 90.0), 6.0);
 }
 
 TEST(BallStickRecovery, SixtyDegreeCrossing) {
-  const uint64_t seed = test::test_seed();
-  std::mt19937 rng(static_cast<uint32_t>(seed));
-  const Recovery r = recover(crossing_voxels(31, 2, 60.0, rng), 2, 2, short_chains(seed), seed);
-  const double m = median(r.errors);
-  std::printf("60 degree crossing: median dyad error %.2f degrees\n", m);
-  EXPECT_LT(m, 10.0);
+  EXPECT_LT(crossing_median(2, 60.0), 10.0);
 }
 
 TEST(BallStickRecovery, FortyFiveDegreeCrossing) {
-  const uint64_t seed = test::test_seed();
-  std::mt19937 rng(static_cast<uint32_t>(seed));
-  const Recovery r = recover(crossing_voxels(31, 2, 45.0, rng), 2, 2, short_chains(seed), seed);
-  const double m = median(r.errors);
-  std::printf("45 degree crossing: median dyad error %.2f degrees\n", m);
-  EXPECT_LT(m, 20.0);
+  EXPECT_LT(crossing_median(2, 45.0), 20.0);
 }
 
 TEST(BallStickRecovery, ThreePerpendicularFibres) {
-  const uint64_t seed = test::test_seed();
-  std::mt19937 rng(static_cast<uint32_t>(seed));
-  const Recovery r = recover(crossing_voxels(31, 3, 90.0, rng), 3, 3, short_chains(seed), seed);
-  const double m = median(r.errors);
-  std::printf("three perpendicular fibres: median dyad error %.2f degrees\n", m);
-  EXPECT_LT(m, 16.0);
+  EXPECT_LT(crossing_median(3, 90.0), 16.0);
 }
 
 }  // namespace

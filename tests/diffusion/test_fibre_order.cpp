@@ -14,8 +14,8 @@ TEST(FibreOrder, SortsEachVoxelsFibresByMeanF) {
   run.fibres = 3;
   run.draws.assign(3 * 3 * 2 * 3, 0.0f);
   const auto set = [&](int fibre, int which, int sample, int voxel, float value) {
-    run.draws[(static_cast<size_t>(3 * fibre + which) * 2 + static_cast<size_t>(sample)) * 3 + static_cast<size_t>(voxel)] =
-        value;
+    run.draws[(static_cast<size_t>(3 * fibre + which) * 2 + static_cast<size_t>(sample)) * 3 +
+              static_cast<size_t>(voxel)] = value;
   };
   // Voxel 0: mean f 0.1, 0.5, 0.3 -> order 1, 2, 0. Voxel 1: already sorted. Voxel 2: a tie between fibres 1 and 2.
   const float f[3][3] = {{0.1f, 0.5f, 0.3f}, {0.6f, 0.2f, 0.1f}, {0.2f, 0.3f, 0.3f}};
