@@ -1,8 +1,8 @@
 // Bayesian first-level GLM benchmark (issue 17): BROCCOLI's case, 11,000 Gibbs steps (1,000 of them burn-in) for
 // 44,220 voxels, on random AR(1) series of --volumes volumes and a design of --regressors columns (an intercept and
-// blocks); the whole summary (kernels/bayes_glm.cl bayes_glm_summary, the series' upload, the sums read back and
-// combined into means, SDs, PPMs, split-R-hat and ESS). Prints one JSON line: median and p95 of --runs runs after one
-// untimed run, and voxel-steps per second.
+// blocks), sampling AR(--ar) noise (1 .. 4); the whole summary (kernels/bayes_glm.cl bayes_glm_summary, the series'
+// upload, the sums read back and combined into means, SDs, PPMs, split-R-hat and ESS). Prints one JSON line: median and
+// p95 of --runs runs after one untimed run, and voxel-steps per second.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -17,8 +17,8 @@
 
 int main(int argc, char** argv) {
   std::string device_spec;
-  int voxels = 44220, volumes = 160, regressors = 2, steps = 11000, burn_in = 1000, chains = 1, runs = 3;
-  CLI::App app("rtfmri Bayesian GLM benchmark (Gibbs sampler, AR(1)), JSON line");
+  int voxels = 44220, volumes = 160, regressors = 2, steps = 11000, burn_in = 1000, chains = 1, runs = 3, order = 1;
+  CLI::App app("rtfmri Bayesian GLM benchmark (Gibbs sampler, AR(L)), JSON line");
   app.add_option("--device", device_spec, "OpenCL device spec (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
   app.add_option("--voxels", voxels, "Voxels")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--volumes", volumes, "Volumes")->check(CLI::Range(8, 100000))->capture_default_str();
@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   app.add_option("--burn-in", burn_in, "Steps dropped")->capture_default_str();
   app.add_option("--chains", chains, "Chains per voxel")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--runs", runs, "Timed runs")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--ar", order, "AR order L of the sampled noise")->check(CLI::Range(1, 4))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     auto device = rtf::Device::open(device_spec);
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
     for (int run = 0; run <= runs; ++run) {
       const auto start = std::chrono::steady_clock::now();
       const rtf::BayesGlmSummary s =
-          rtf::bayes_glm_summary(*device, series, voxels, design, contrasts, {}, 1, chains, steps, burn_in);
+          rtf::bayes_glm_summary(*device, series, voxels, design, contrasts, {}, 1, chains, steps, burn_in, 0.0, order);
       const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (run > 0) seconds.push_back(t);
       std::vector<double> r = s.r_hat[0];
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
                             {"voxels", voxels},
                             {"volumes", volumes},
                             {"regressors", regressors},
+                            {"ar_order", order},
                             {"steps", steps},
                             {"burn_in", burn_in},
                             {"chains", chains},

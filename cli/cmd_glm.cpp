@@ -257,7 +257,8 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
         "--bayes samples its own AR noise (--noise ar1..ar4): not with --ar1, --permutations or --fwhm");
   }
   if (c.bayes && c.noise_given && ar_order(c) == 0) {
-    throw std::invalid_argument("--bayes --noise ols: the Bayesian GLM samples AR(1) .. AR(4) noise (--noise ar1..ar4)");
+    throw std::invalid_argument(
+        "--bayes --noise ols: the Bayesian GLM samples AR(1) .. AR(4) noise (--noise ar1..ar4)");
   }
   if (!c.bayes && ar_order(c) == 0 && (c.permutations > 0 || c.fwhm > 0)) {
     throw std::invalid_argument("--permutations and --fwhm need --noise ar1..ar4");

@@ -67,12 +67,12 @@ void run_bayes_glm(const BayesGlmCli& options, Device& device, const Image& bold
       {"model", fmt::format("Bayesian GLM, AR({}) noise, Gibbs sampler (docs/algorithms/bayes_glm.md)", order)},
       {"ar_order", order},
       {"columns", design.names()},
-                         {"voxels", voxels.size()},
-                         {"chains", options.chains},
-                         {"draws_per_chain", options.draws},
-                         {"burn_in", options.burn_in},
-                         {"seed", options.seed},
-                         {"contrasts", nlohmann::json::array()}};
+      {"voxels", voxels.size()},
+      {"chains", options.chains},
+      {"draws_per_chain", options.draws},
+      {"burn_in", options.burn_in},
+      {"seed", options.seed},
+      {"contrasts", nlohmann::json::array()}};
   for (size_t k = 0; k < nc; ++k) {
     const std::string base = out + "_contrast-" + contrast_files[k];
     write_nifti(base + "_stat-postmean.nii.gz", map(s.mean[k]));

@@ -250,10 +250,10 @@ inline void gibbs_init(GibbsState* g, __global const float* restrict y, const in
 // Every step of every chain: chains double [V][C][S][NP + 1 + NAR] (beta, sigma^2, rho_1 .. rho_L). rho starts at
 // (rho0, 0, .., 0).
 __kernel void bayes_glm_chains(__global const float* restrict y, const int voxels, const int t_len,
-                               __global const double* restrict x, __global const double* restrict sxx,
-                               const double a0, const double b0, const double beta_precision,
-                               const double rho_precision, const uint key_lo, const uint key_hi, const int chains,
-                               const int steps, const double rho0, __global double* restrict out) {
+                               __global const double* restrict x, __global const double* restrict sxx, const double a0,
+                               const double b0, const double beta_precision, const double rho_precision,
+                               const uint key_lo, const uint key_hi, const int chains, const int steps,
+                               const double rho0, __global double* restrict out) {
   const int v = get_global_id(0);
   const int c = get_global_id(1);
   if (v >= voxels || c >= chains) return;
@@ -276,12 +276,11 @@ __kernel void bayes_glm_chains(__global const float* restrict y, const int voxel
 //   above   double [V][C][NC]: draws with c'beta > 0 (the PPM's numerator)
 // contrasts double [NC][NP]. Defines NC, NB.
 __kernel void bayes_glm_summary(__global const float* restrict y, const int voxels, const int t_len,
-                                __global const double* restrict x, __global const double* restrict sxx,
-                                const double a0, const double b0, const double beta_precision,
-                                const double rho_precision, const uint key_lo, const uint key_hi, const int chains,
-                                const int steps, const int burn_in, const double rho0,
-                                __global const double* restrict contrasts, __global double* restrict summary,
-                                __global double* restrict above) {
+                                __global const double* restrict x, __global const double* restrict sxx, const double a0,
+                                const double b0, const double beta_precision, const double rho_precision,
+                                const uint key_lo, const uint key_hi, const int chains, const int steps,
+                                const int burn_in, const double rho0, __global const double* restrict contrasts,
+                                __global double* restrict summary, __global double* restrict above) {
   const int v = get_global_id(0);
   const int c = get_global_id(1);
   if (v >= voxels || c >= chains) return;

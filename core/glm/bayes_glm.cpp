@@ -16,7 +16,8 @@ namespace rtf {
 
 void combine_chain_sums(const double* sums, const double* above, int chains, int contrasts, int kept,
                         BayesGlmSummary& out, int voxel) {
-  const int quantities = contrasts + 1 + out.order, stride = 4 + kBayesBatches, half = kept / 2, batch = kept / kBayesBatches;
+  const int quantities = contrasts + 1 + out.order, stride = 4 + kBayesBatches, half = kept / 2,
+            batch = kept / kBayesBatches;
   const auto v = static_cast<size_t>(voxel);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int m = 0; m < quantities; ++m) {
@@ -128,11 +129,11 @@ BayesGlmChains bayes_glm_chains(Device& device, const std::vector<float>& series
   out.values.resize(static_cast<size_t>(voxels) * static_cast<size_t>(chains) * static_cast<size_t>(steps) *
                     static_cast<size_t>(in.p + 1 + order));
   DeviceBuffer<double> chains_buffer(device, out.values.size());
-  ClKernel kernel = device.kernel("bayes_glm.cl", "bayes_glm_chains",
-                                  {fmt::format("NP={}", in.p), fmt::format("NAR={}", order)});
+  ClKernel kernel =
+      device.kernel("bayes_glm.cl", "bayes_glm_chains", {fmt::format("NP={}", in.p), fmt::format("NAR={}", order)});
   const random::PhiloxKey key = random::seed_key(seed);
-  set_args(kernel, in.y, voxels, in.t, in.x, in.sxx, prior.a0, prior.b0, prior.beta_precision,
-           prior.rho_precision, key[0], key[1], chains, steps, rho0, chains_buffer);
+  set_args(kernel, in.y, voxels, in.t, in.x, in.sxx, prior.a0, prior.b0, prior.beta_precision, prior.rho_precision,
+           key[0], key[1], chains, steps, rho0, chains_buffer);
   launch<2>(q, kernel, {static_cast<size_t>((voxels + 63) / 64 * 64), static_cast<size_t>(chains)}, {64, 1}, {},
             EventMode::kNone);
   chains_buffer.read(q, out.values);
@@ -161,13 +162,12 @@ BayesGlmSummary bayes_glm_summary(Device& device, const std::vector<float>& seri
   const size_t per_chain = static_cast<size_t>(quantities) * (4 + kBayesBatches);
   const size_t runs = static_cast<size_t>(voxels) * static_cast<size_t>(chains);
   DeviceBuffer<double> sums(device, runs * per_chain), above(device, runs * static_cast<size_t>(nc));
-  ClKernel kernel =
-      device.kernel("bayes_glm.cl", "bayes_glm_summary",
-                    {fmt::format("NP={}", in.p), fmt::format("NAR={}", order), fmt::format("NC={}", nc),
-                     fmt::format("NB={}", kBayesBatches)});
+  ClKernel kernel = device.kernel("bayes_glm.cl", "bayes_glm_summary",
+                                  {fmt::format("NP={}", in.p), fmt::format("NAR={}", order), fmt::format("NC={}", nc),
+                                   fmt::format("NB={}", kBayesBatches)});
   const random::PhiloxKey key = random::seed_key(seed);
-  set_args(kernel, in.y, voxels, in.t, in.x, in.sxx, prior.a0, prior.b0, prior.beta_precision,
-           prior.rho_precision, key[0], key[1], chains, steps, burn_in, rho0, dc, sums, above);
+  set_args(kernel, in.y, voxels, in.t, in.x, in.sxx, prior.a0, prior.b0, prior.beta_precision, prior.rho_precision,
+           key[0], key[1], chains, steps, burn_in, rho0, dc, sums, above);
   launch<2>(q, kernel, {static_cast<size_t>((voxels + 63) / 64 * 64), static_cast<size_t>(chains)}, {64, 1}, {},
             EventMode::kNone);
   const std::vector<double> h_sums = sums.read_all(q), h_above = above.read_all(q);

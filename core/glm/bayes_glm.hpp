@@ -1,6 +1,7 @@
-// The Bayesian first-level GLM's Gibbs chains (AR(L) noise, L = 1 .. 4) on the device (kernels/bayes_glm.cl; model and step:
-// docs/algorithms/bayes_glm.md), in double, one work-item per (voxel, chain), drawing from the same Philox streams as
-// the double reference (core/reference/bayes_glm_reference.hpp), which it equals draw for draw up to rounding.
+// The Bayesian first-level GLM's Gibbs chains (AR(L) noise, L = 1 .. 4) on the device (kernels/bayes_glm.cl; model and
+// step: docs/algorithms/bayes_glm.md), in double, one work-item per (voxel, chain), drawing from the same Philox
+// streams as the double reference (core/reference/bayes_glm_reference.hpp), which it equals draw for draw up to
+// rounding.
 #pragma once
 
 #include <Eigen/Core>

@@ -126,7 +126,8 @@ BayesGlmChain bayes_glm_chain(const Eigen::VectorXd& y, const Eigen::MatrixXd& d
         for (int i = 0; i < p; ++i) e -= design(k, i) * beta(i);
         for (int a = 0; a < order; ++a) {
           e_next(a) += e * previous[static_cast<size_t>(a)];
-          for (int b = a; b < order; ++b) ee(a, b) += previous[static_cast<size_t>(a)] * previous[static_cast<size_t>(b)];
+          for (int b = a; b < order; ++b)
+            ee(a, b) += previous[static_cast<size_t>(a)] * previous[static_cast<size_t>(b)];
         }
         for (int a = order - 1; a > 0; --a) previous[static_cast<size_t>(a)] = previous[static_cast<size_t>(a - 1)];
         previous[0] = e;

@@ -11,8 +11,9 @@
 // Q^-1), Q = rho_precision I + E'E / sigma^2 (for L = 1 the scalar N(s_01 / (sigma^2 q), 1 / q)); a non-stationary
 // draw keeps the current rho (an independence Metropolis-Hastings step whose proposal is the unrestricted
 // conditional: exact for the restricted prior).
-// X~'X~ = sum_(a,b = 0..L) c_a c_b S_ab with c = (1, -rho_1, ..., -rho_L) and the lag sums S_ab = sum_t x_(t-a) x_(t-b)'
-// (likewise X~'y~, y~'y~), formed once in time order. Stream slots within a step: core/glm/bayes_glm_model.hpp.
+// X~'X~ = sum_(a,b = 0..L) c_a c_b S_ab with c = (1, -rho_1, ..., -rho_L) and the lag sums S_ab = sum_t x_(t-a)
+// x_(t-b)' (likewise X~'y~, y~'y~), formed once in time order. Stream slots within a step:
+// core/glm/bayes_glm_model.hpp.
 #pragma once
 
 #include <Eigen/Core>

@@ -6,7 +6,8 @@
 # dyads recomputed from the merged samples, and dyads1 against the principal eigenvector of dipy's tensor fit where
 # FA > 0.5 (median angle below MAX_MEDIAN_DEG; FA > 0.3 reported too); the same seed gives the same samples from
 # data.nii and data.nii.gz, another seed other samples; bad input fails naming the file and writes no output folder; an
-# existing output folder is refused and left as it was.
+# existing output folder is refused and left as it was; Ctrl-C during the chains leaves no output folder; a stale
+# OUT.partial is replaced.
 #   usage: bedpost_checks.sh RTFMRI DATA_DIR WORK_DIR
 set -uo pipefail
 RTFMRI=$1
@@ -59,6 +60,8 @@ expect_error_file() {
 if "${CHECK[@]}" prepare "$SRC" "$W/dwi" "$MASK_FRACTION"; then pass "FSL layout from small_64D"
 else fail "preparing $W/dwi"; fi
 
+# A .partial folder left by an interrupted run is replaced by the next run.
+mkdir -p "$W/dwi.bedpostX.partial" && echo "stale" >"$W/dwi.bedpostX.partial/merged_th1samples.nii.gz"
 start=$(date +%s)
 expect_ok "bedpost -n $FIBRES -b $BURNIN -j $JUMPS -s $SAMPLE_EVERY (default output folder)" 'bedpost: .*voxels' \
   "$RTFMRI" bedpost "$W/dwi" -n "$FIBRES" -b "$BURNIN" -j "$JUMPS" -s "$SAMPLE_EVERY" --seed "$SEED"
@@ -91,6 +94,29 @@ for case in short-bvals:bvals nonunit-bvec:bvecs no-b0:bvals empty-mask:nodif_br
     fail "could not make $d"
   fi
 done
+
+# Ctrl-C during the chains: no output folder that looks complete (the outputs go to OUT.partial, renamed at the end).
+# Paced by the run's own progress line, not by the clock (the bound on the wait only stops a hung run).
+# (A background job of a non-interactive shell starts with SIGINT ignored: python restores the default first, as a
+# terminal's foreground job has it.)
+"$PY" -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+  "$RTFMRI" bedpost "$W/dwi" -n 1 -b 100 -j 20000 -s 1000 --out "$W/interrupted" >"$W/interrupted.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 1200); do
+  grep -q 'voxels [0-9]' "$W/interrupted.log" && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.5
+done
+if grep -q 'voxels [0-9]' "$W/interrupted.log"; then
+  kill -INT "$pid"
+  wait "$pid"
+  rc=$?
+  if [[ $rc -ne 0 && ! -e $W/interrupted ]]; then pass "Ctrl-C during the chains (rc=$rc): no $W/interrupted"
+  else fail "Ctrl-C (rc=$rc) left $(ls -d "$W"/interrupted* 2>/dev/null)"; fi
+else
+  kill "$pid" 2>/dev/null
+  fail "the long run printed no progress: $(tail -3 "$W/interrupted.log")"
+fi
 
 # An existing output folder: refused, untouched.
 mkdir -p "$W/dwi-x.bedpostX" && echo "keep me" >"$W/dwi-x.bedpostX/sentinel"

@@ -5,8 +5,8 @@
 // device takes the residual sums as quadratics in beta, the reference from the residuals), on odd sizes (37 voxels, 61
 // volumes, P = 1, 3, 5, two chains, AR(1) noise from rho -0.3 to 0.6, a large offset as BOLD has; chains whose rho
 // nears 1 leave the intercept nearly unidentified and amplify the double functions' last-bit differences step by step,
-// so the data stop at 0.6); likewise for AR(4) noise (P = 1, 3). The summaries equal the textbook statistics of the
-// reference's chains for AR(1) and AR(4). Bad input is refused.
+// so the data stop at 0.6 and a chain is compared up to its first rho above 0.98); likewise for AR(4) noise (P = 1, 3).
+// The summaries equal the textbook statistics of the reference's chains for AR(1) and AR(4). Bad input is refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -78,6 +78,9 @@ TEST(BayesGlm, DeviceChainsEqualTheReference) {
           for (int k = 0; k < p; ++k) close(d.beta(v, c, s, k), r.beta(s, k), k);
           close(d.sigma2(v, c, s), r.sigma2(s), p);
           close(d.rho(v, c, s), r.rho(s, 0), p + 1);
+          // Past a rho above 0.98 the intercept is nearly unidentified and the chains' last-bit differences grow
+          // without bound (seen at P = 5 in about 1 run in 25): compare up to that step, as the AR(4) test does.
+          if (r.rho(s, 0) > 0.98) break;
         }
       }
     }
@@ -125,9 +128,8 @@ TEST(BayesGlm, Ar4DeviceChainsEqualTheReference) {
       Eigen::VectorXd y(t);
       for (int k = 0; k < t; ++k) y(k) = series[static_cast<size_t>(v * t + k)];
       for (int c = 0; c < chains; ++c) {
-        const reference::BayesGlmChain r =
-            reference::bayes_glm_chain(y, x, prior, seed, static_cast<uint32_t>(v), static_cast<uint32_t>(c), steps,
-                                       Eigen::VectorXd::Zero(order));
+        const reference::BayesGlmChain r = reference::bayes_glm_chain(
+            y, x, prior, seed, static_cast<uint32_t>(v), static_cast<uint32_t>(c), steps, Eigen::VectorXd::Zero(order));
         int last = steps - 1;  // the last step compared
         for (int s = 0; s < steps; ++s) {
           if (r.rho.row(s).sum() > 0.98) {
@@ -257,7 +259,9 @@ void expect_summary_equals_reference_statistics(int order, double rho0, int t) {
   }
 }
 
-TEST(BayesGlm, SummaryEqualsStatisticsOfTheReferenceChains) { expect_summary_equals_reference_statistics(1, 0.1, 61); }
+TEST(BayesGlm, SummaryEqualsStatisticsOfTheReferenceChains) {
+  expect_summary_equals_reference_statistics(1, 0.1, 61);
+}
 
 // AR(4) on 161 volumes: with 61, 200 steps take a chain onto the ridge sum rho -> 1 now and then (see
 // Ar4DeviceChainsEqualTheReference), where device and reference drift apart by rounding.

@@ -142,7 +142,9 @@ double spectral_radius(const Eigen::VectorXd& rho) {
 
 TEST(BayesGlmReference, StepDownStationarityCheck) {
   // Known cases: AR(1) |rho| < 1; AR(2) inside and outside the triangle rho_2 +- rho_1 < 1, |rho_2| < 1; a unit root.
-  const auto stationary = [](std::vector<double> rho) { return ar_is_stationary(rho.data(), static_cast<int>(rho.size())); };
+  const auto stationary = [](std::vector<double> rho) {
+    return ar_is_stationary(rho.data(), static_cast<int>(rho.size()));
+  };
   EXPECT_TRUE(stationary({0.99}));
   EXPECT_FALSE(stationary({-1.0}));
   EXPECT_FALSE(stationary({1.01}));
@@ -154,7 +156,8 @@ TEST(BayesGlmReference, StepDownStationarityCheck) {
   EXPECT_FALSE(stationary({0.4, 0.3, 0.2, 0.15}));  // sum 1.05: a real root inside (0, 1)
   EXPECT_FALSE(stationary({0.0, 0.0, 0.0, 1.0}));   // (1 - z^4): roots on the unit circle
   EXPECT_TRUE(stationary({0.0, 0.0, 0.0, 0.9}));
-  // Against the companion matrix's spectral radius on random coefficient vectors of every order (clear of the boundary).
+  // Against the companion matrix's spectral radius on random coefficient vectors of every order (clear of the
+  // boundary).
   std::mt19937 rng(31);
   std::uniform_real_distribution<double> uniform(-1.6, 1.6);
   int agreed = 0, inside = 0;
@@ -164,8 +167,8 @@ TEST(BayesGlmReference, StepDownStationarityCheck) {
     for (int k = 0; k < order; ++k) rho(k) = uniform(rng) / (k + 1);
     const double radius = spectral_radius(rho);
     if (std::abs(radius - 1.0) < 1e-9) continue;
-    ASSERT_EQ(ar_is_stationary(rho.data(), order), radius < 1.0) << "order " << order << ": " << rho.transpose()
-                                                                  << ", spectral radius " << radius;
+    ASSERT_EQ(ar_is_stationary(rho.data(), order), radius < 1.0)
+        << "order " << order << ": " << rho.transpose() << ", spectral radius " << radius;
     ++agreed;
     inside += radius < 1.0 ? 1 : 0;
   }
@@ -258,9 +261,9 @@ TEST(BayesGlmReference, NonStationaryDrawsKeepTheCurrentRho) {
   EXPECT_THROW(bayes_glm_chain(Eigen::VectorXd::Ones(10), Eigen::MatrixXd::Ones(10, 1), {}, 1, 0, 0, 5,
                                Eigen::VectorXd::Zero(5)),
                std::invalid_argument);
-  EXPECT_THROW(bayes_glm_chain(Eigen::VectorXd::Ones(6), Eigen::MatrixXd::Ones(6, 2), {}, 1, 0, 0, 5,
-                               Eigen::VectorXd::Zero(4)),
-               std::invalid_argument);  // 6 volumes: fewer than P + L + 1
+  EXPECT_THROW(
+      bayes_glm_chain(Eigen::VectorXd::Ones(6), Eigen::MatrixXd::Ones(6, 2), {}, 1, 0, 0, 5, Eigen::VectorXd::Zero(4)),
+      std::invalid_argument);  // 6 volumes: fewer than P + L + 1
 }
 
 }  // namespace
