@@ -31,6 +31,42 @@ Eigen::MatrixXd design_of(int t, int p) {
   return x;
 }
 
+// The last step of a reference chain to compare: the first whose rho sums above 0.98 (past it the intercept is nearly
+// unidentified and the chains' last-bit differences grow without bound), else the last step.
+int last_compared_step(const reference::BayesGlmChain& r) {
+  for (Eigen::Index s = 0; s < r.rho.rows(); ++s) {
+    if (r.rho.row(s).sum() > 0.98) return static_cast<int>(s);
+  }
+  return static_cast<int>(r.rho.rows()) - 1;
+}
+
+// Steps 0 .. last of the device's chain (v, c) against the reference's: every quantity within 1e-5 of the reference
+// chain's own spread of it (near rho = 1 the intercept's draws range over thousands, and rounding differences scale
+// with that spread). Returns the worst difference.
+double compare_chain(const BayesGlmChains& d, const reference::BayesGlmChain& r, int v, int c, int last) {
+  const int p = d.regressors, order = d.order;
+  const auto spread = [](const Eigen::VectorXd& draws) {
+    return std::sqrt((draws.array() - draws.mean()).square().mean()) + 1e-9 * (1.0 + draws.cwiseAbs().maxCoeff());
+  };
+  std::vector<double> scale(static_cast<size_t>(p + 1 + order));
+  for (int k = 0; k < p; ++k) scale[static_cast<size_t>(k)] = spread(r.beta.col(k));
+  scale[static_cast<size_t>(p)] = spread(r.sigma2);
+  for (int k = 0; k < order; ++k) scale[static_cast<size_t>(p + 1 + k)] = spread(r.rho.col(k));
+  double worst = 0;
+  for (int s = 0; s <= last; ++s) {
+    const auto close = [&](double device, double ref, int quantity) {
+      const double err = std::abs(device - ref) / scale[static_cast<size_t>(quantity)];
+      worst = std::max(worst, err);
+      ASSERT_LT(err, 1e-5) << "quantity " << quantity << " voxel " << v << " chain " << c << " step " << s << ": "
+                           << device << " vs " << ref;
+    };
+    for (int k = 0; k < p; ++k) close(d.beta(v, c, s, k), r.beta(s, k), k);
+    close(d.sigma2(v, c, s), r.sigma2(s), p);
+    for (int k = 0; k < order; ++k) close(d.rho(v, c, s, k), r.rho(s, k), p + 1 + k);
+  }
+  return worst;
+}
+
 TEST(BayesGlm, DeviceChainsEqualTheReference) {
   const uint64_t seed = test::test_seed();
   std::mt19937 rng(static_cast<uint32_t>(seed));
@@ -59,29 +95,7 @@ TEST(BayesGlm, DeviceChainsEqualTheReference) {
       for (int c = 0; c < chains; ++c) {
         const reference::BayesGlmChain r = reference::bayes_glm_chain(y, x, prior, seed, static_cast<uint32_t>(v),
                                                                       static_cast<uint32_t>(c), steps, 0.1);
-        // Differences relative to the chain's own spread of each quantity: near rho = 1 the intercept is weakly
-        // determined and its draws range over thousands, so rounding differences scale with that spread.
-        const auto spread = [&](const Eigen::VectorXd& draws) {
-          return std::sqrt((draws.array() - draws.mean()).square().mean()) + 1e-9 * (1.0 + draws.cwiseAbs().maxCoeff());
-        };
-        std::vector<double> scale(static_cast<size_t>(p + 2));
-        for (int k = 0; k < p; ++k) scale[static_cast<size_t>(k)] = spread(r.beta.col(k));
-        scale[static_cast<size_t>(p)] = spread(r.sigma2);
-        scale[static_cast<size_t>(p + 1)] = spread(r.rho.col(0));
-        for (int s = 0; s < steps; ++s) {
-          const auto close = [&](double device, double ref, int quantity) {
-            const double err = std::abs(device - ref) / scale[static_cast<size_t>(quantity)];
-            worst = std::max(worst, err);
-            ASSERT_LT(err, 1e-5) << "quantity " << quantity << " voxel " << v << " chain " << c << " step " << s << ": "
-                                 << device << " vs " << ref;
-          };
-          for (int k = 0; k < p; ++k) close(d.beta(v, c, s, k), r.beta(s, k), k);
-          close(d.sigma2(v, c, s), r.sigma2(s), p);
-          close(d.rho(v, c, s), r.rho(s, 0), p + 1);
-          // Past a rho above 0.98 the intercept is nearly unidentified and the chains' last-bit differences grow
-          // without bound (seen at P = 5 in about 1 run in 25): compare up to that step, as the AR(4) test does.
-          if (r.rho(s, 0) > 0.98) break;
-        }
+        worst = std::max(worst, compare_chain(d, r, v, c, last_compared_step(r)));
       }
     }
     std::cout << p << " regressors: worst relative difference " << worst << "\n";
@@ -130,35 +144,11 @@ TEST(BayesGlm, Ar4DeviceChainsEqualTheReference) {
       for (int c = 0; c < chains; ++c) {
         const reference::BayesGlmChain r = reference::bayes_glm_chain(
             y, x, prior, seed, static_cast<uint32_t>(v), static_cast<uint32_t>(c), steps, Eigen::VectorXd::Zero(order));
-        int last = steps - 1;  // the last step compared
-        for (int s = 0; s < steps; ++s) {
-          if (r.rho.row(s).sum() > 0.98) {
-            last = s;
-            break;
-          }
-        }
+        const int last = last_compared_step(r);
         whole += last == steps - 1 ? 1 : 0;
-        const auto spread = [&](const Eigen::VectorXd& draws) {
-          return std::sqrt((draws.array() - draws.mean()).square().mean()) + 1e-9 * (1.0 + draws.cwiseAbs().maxCoeff());
-        };
-        std::vector<double> scale(static_cast<size_t>(p + 1 + order));
-        for (int k = 0; k < p; ++k) scale[static_cast<size_t>(k)] = spread(r.beta.col(k));
-        scale[static_cast<size_t>(p)] = spread(r.sigma2);
-        for (int k = 0; k < order; ++k) scale[static_cast<size_t>(p + 1 + k)] = spread(r.rho.col(k));
-        for (int s = 0; s < steps; ++s) {
-          const auto close = [&](double device, double ref, int quantity) {
-            const double err = std::abs(device - ref) / scale[static_cast<size_t>(quantity)];
-            worst = std::max(worst, err);
-            ASSERT_LT(err, 1e-5) << "quantity " << quantity << " voxel " << v << " chain " << c << " step " << s << ": "
-                                 << device << " vs " << ref;
-          };
-          for (int k = 0; k < p; ++k) close(d.beta(v, c, s, k), r.beta(s, k), k);
-          close(d.sigma2(v, c, s), r.sigma2(s), p);
-          for (int k = 0; k < order; ++k) close(d.rho(v, c, s, k), r.rho(s, k), p + 1 + k);
-          if (s > 0 && r.rho.row(s) != r.rho.row(s - 1)) ++moves;
-          ++compared;
-          if (s == last) break;
-        }
+        worst = std::max(worst, compare_chain(d, r, v, c, last));
+        compared += last + 1;
+        for (int s = 1; s <= last; ++s) moves += r.rho.row(s) != r.rho.row(s - 1) ? 1 : 0;
       }
     }
     std::cout << p << " regressors, AR(4): worst relative difference " << worst << " over " << compared << " of "
