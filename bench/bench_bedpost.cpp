@@ -16,12 +16,14 @@
 #include "core/device/device.hpp"
 #include "core/diffusion/ball_stick_init.hpp"
 #include "core/diffusion/ball_stick_mcmc.hpp"
+#include "core/diffusion/bedpost_outputs.hpp"
 #include "core/diffusion/synthetic_dwi.hpp"
 
 int main(int argc, char** argv) {
   std::string device_spec;
   int voxels = 150000, directions = 64, b0s = 5, runs = 3;
   bool use_double = false;
+  std::string write_dir;
   rtf::BallStickOptions o;
   CLI::App app("rtfmri ball-and-stick MCMC benchmark (bedpost), JSON line");
   app.add_option("--device", device_spec, "OpenCL device spec (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
@@ -35,6 +37,9 @@ int main(int argc, char** argv) {
   app.add_option("--model", o.model, "1 or 2")->capture_default_str();
   app.add_flag("--rician", o.rician, "Rician noise model");
   app.add_flag("--double", use_double, "Chains in double (the reference's arithmetic)");
+  app.add_option("--write", write_dir,
+                 "Also time writing FSL's files (write_bedpost_maps) into this existing folder, on a 2 mm MNI grid "
+                 "(91 x 109 x 91) with the voxels spread over it");
   app.add_option("--runs", runs, "Timed runs")->check(CLI::PositiveNumber)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
@@ -63,12 +68,23 @@ int main(int argc, char** argv) {
         rtf::initialise_ball_stick(scheme, data.data(), voxels, o.fibres, o.model);
     const double init_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock).count();
     std::vector<double> seconds;
-    double f1 = 0;
+    double f1 = 0, write_seconds = 0;
     for (int run = 0; run <= runs; ++run) {
       clock = std::chrono::steady_clock::now();
       const rtf::BallStickRun r = rtf::ball_stick_mcmc(*device, scheme, data, init, o, 0, {}, use_double);
       const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock).count();
       if (run > 0) seconds.push_back(t);
+      if (run == runs && !write_dir.empty()) {
+        rtf::ImageHeader grid;
+        grid.dims = {91, 109, 91};
+        grid.voxel_mm = {2.0, 2.0, 2.0};
+        const int64_t total = grid.voxels_per_volume();
+        std::vector<int64_t> where(static_cast<size_t>(voxels));
+        for (int64_t v = 0; v < voxels; ++v) where[static_cast<size_t>(v)] = v * total / voxels;
+        const auto start = std::chrono::steady_clock::now();
+        rtf::write_bedpost_maps(write_dir, grid, where, r, o);
+        write_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
       f1 = 0;
       for (int v = 0; v < voxels; ++v) f1 += r.f(0, r.samples - 1)[v];
       f1 /= voxels;
@@ -91,6 +107,7 @@ int main(int argc, char** argv) {
                             {"total_median_s", init_seconds + timing.median},
                             {"us_per_voxel", 1e6 * timing.median / voxels},
                             {"voxel_iterations_per_s", voxels * iterations / timing.median},
+                            {"write_s", write_seconds},
                             {"mean_last_f1", f1}});
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_bedpost: error: {}\n", e.what());

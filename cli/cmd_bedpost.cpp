@@ -15,8 +15,8 @@
 #include "cli/cli_support.hpp"
 #include "core/diffusion/ball_stick_init.hpp"
 #include "core/diffusion/ball_stick_mcmc.hpp"
+#include "core/diffusion/bedpost_outputs.hpp"
 #include "core/diffusion/diffusion_data.hpp"
-#include "core/diffusion/dyads.hpp"
 #include "core/diffusion/fibre_order.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
@@ -29,21 +29,6 @@ struct BedpostArgs {
   std::string dir, out;
   rtf::BallStickOptions options;
 };
-
-// Writes `volumes` maps of the mask voxels ([volume][voxel]) as a 3D (one volume) or 4D image on the data's grid.
-void write_maps(const fs::path& path, const rtf::ImageHeader& grid, const std::vector<int64_t>& voxels,
-                const std::vector<float>& values, int volumes) {
-  rtf::ImageHeader h = grid;
-  h.num_volumes = volumes;
-  h.tr_s = 0.0;
-  h.vector_components = false;
-  rtf::Image image(h, 0.0f);
-  const size_t n = voxels.size(), per_volume = static_cast<size_t>(grid.voxels_per_volume());
-  for (size_t t = 0; t < static_cast<size_t>(volumes); ++t) {
-    for (size_t v = 0; v < n; ++v) image.data()[t * per_volume + static_cast<size_t>(voxels[v])] = values[t * n + v];
-  }
-  rtf::write_nifti(path, image);
-}
 
 void copy_text(const fs::path& from, const fs::path& to) {
   std::ifstream in(from);
@@ -104,45 +89,10 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
     fs::remove_all(partial);
   }
   fs::create_directories(partial);
-  const ImageHeader& grid = input.data.header();
-  const auto nv = static_cast<size_t>(voxels);
+  const cli::Stopwatch write_clock;
+  write_bedpost_maps(partial, input.data.header(), input.voxels, run, o);
+  const double write_seconds = write_clock.seconds();
   const int samples = run.samples;
-  std::vector<float> fsum(nv, 0.0f);
-  for (int j = 0; j < o.fibres; ++j) {
-    const std::string i = std::to_string(j + 1);
-    const auto merged = [&](const char* name, int row) {
-      std::vector<float> values(static_cast<size_t>(samples) * nv);
-      std::vector<float> mean(nv, 0.0f);
-      for (int s = 0; s < samples; ++s) {
-        const float* x = row == 0 ? run.th(j, s) : row == 1 ? run.ph(j, s) : run.f(j, s);
-        std::copy(x, x + nv, values.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(s) * nv));
-        for (size_t v = 0; v < nv; ++v) mean[v] += x[v] / static_cast<float>(samples);
-      }
-      write_maps(partial / fmt::format("merged_{}{}samples.nii.gz", name, i), grid, input.voxels, values, samples);
-      write_maps(partial / fmt::format("mean_{}{}samples.nii.gz", name, i), grid, input.voxels, mean, 1);
-      if (row == 2) {
-        for (size_t v = 0; v < nv; ++v) fsum[v] += mean[v];
-      }
-    };
-    merged("th", 0);
-    merged("ph", 1);
-    merged("f", 2);
-    std::vector<float> dyad(3 * nv), dispersion(nv);
-    for (size_t v = 0; v < nv; ++v) {
-      const Dyad d = mean_dyad(run.th(j, 0) + v, run.ph(j, 0) + v, samples, voxels);
-      for (size_t c = 0; c < 3; ++c) dyad[c * nv + v] = static_cast<float>(d.vector[c]);
-      dispersion[v] = static_cast<float>(d.dispersion);
-    }
-    write_maps(partial / fmt::format("dyads{}.nii.gz", i), grid, input.voxels, dyad, 3);
-    write_maps(partial / fmt::format("dyads{}_dispersion.nii.gz", i), grid, input.voxels, dispersion, 1);
-  }
-  const auto to_float = [](const std::vector<double>& x) { return std::vector<float>(x.begin(), x.end()); };
-  write_maps(partial / "mean_fsumsamples.nii.gz", grid, input.voxels, fsum, 1);
-  write_maps(partial / "mean_dsamples.nii.gz", grid, input.voxels, to_float(run.mean_d), 1);
-  write_maps(partial / "mean_S0samples.nii.gz", grid, input.voxels, to_float(run.mean_s0), 1);
-  if (o.model == 2) write_maps(partial / "mean_d_stdsamples.nii.gz", grid, input.voxels, to_float(run.mean_d_std), 1);
-  if (o.rician) write_maps(partial / "mean_tausamples.nii.gz", grid, input.voxels, to_float(run.mean_tau), 1);
-  write_maps(partial / "nodif_brain_mask.nii.gz", grid, input.voxels, std::vector<float>(nv, 1.0f), 1);
   copy_text(fs::path(dir) / "bvals", partial / "bvals");
   copy_text(fs::path(dir) / "bvecs", partial / "bvecs");
   nlohmann::json acceptance;
@@ -177,12 +127,16 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
                                {"acceptance_while_recording", acceptance},
                                {"init_seconds", init_seconds},
                                {"mcmc_seconds", mcmc_seconds},
+                               {"write_seconds", write_seconds},
                                {"seconds", clock.seconds()},
                                {"device", device->info().device_name}};
   write_text_atomically(partial / "bedpost.json", summary.dump(2) + "\n");
   fs::rename(partial, out);
-  fmt::print("bedpost: {} voxels, {} samples of {} fibre(s) -> {} (init {:.2f} s, MCMC {:.2f} s, {:.2f} s in all)\n",
-             voxels, samples, o.fibres, out.string(), init_seconds, mcmc_seconds, clock.seconds());
+  fmt::print(
+      "bedpost: {} voxels, {} samples of {} fibre(s) -> {} (init {:.2f} s, MCMC {:.2f} s, writing {:.2f} s, {:.2f} s "
+      "in "
+      "all)\n",
+      voxels, samples, o.fibres, out.string(), init_seconds, mcmc_seconds, write_seconds, clock.seconds());
 }
 
 void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
