@@ -13,6 +13,7 @@ PACKAGES=(
   libimgui-dev libglfw3-dev libgl-dev xvfb xauth libgl1-mesa-dri
   python3 python3-scipy python3-statsmodels python3-dipy python3-nibabel
   libclblast-dev librandom123-dev
+  libgdcm-dev libgdcm-tools dcm2niix
 )
 
 missing=()

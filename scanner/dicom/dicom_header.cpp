@@ -1,0 +1,118 @@
+// GDCM's reader up to the pixel data, its StringFilter for the standard fields, its CSAHeader for Siemens' private one.
+#include "scanner/dicom/dicom_header.hpp"
+
+#include <fmt/format.h>
+#include <gdcmCSAHeader.h>
+#include <gdcmReader.h>
+#include <gdcmStringFilter.h>
+
+#include <sstream>
+
+namespace rtf::dicom {
+
+DicomError::DicomError(const std::filesystem::path& file, const std::string& problem)
+    : std::runtime_error(fmt::format("{}: {}", file.string(), problem)) {}
+
+namespace {
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
+  size_t start = 0;
+  while (start < s.size() && (s[start] == ' ' || s[start] == '\0')) ++start;
+  return s.substr(start);
+}
+
+// Backslash-separated numbers ("1\0\0\0\0.98\-0.16").
+std::vector<double> numbers(const std::string& text) {
+  std::vector<double> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, '\\')) {
+    item = trimmed(item);
+    if (item.empty()) continue;
+    try {
+      out.push_back(std::stod(item));
+    } catch (const std::exception&) {
+      return {};
+    }
+  }
+  return out;
+}
+
+struct Fields {
+  const std::filesystem::path& path;
+  gdcm::StringFilter filter;
+  const gdcm::DataSet& data;
+
+  std::string text(uint16_t group, uint16_t element) {
+    const gdcm::Tag tag(group, element);
+    if (!data.FindDataElement(tag) || data.GetDataElement(tag).IsEmpty()) return {};
+    return trimmed(filter.ToString(tag));
+  }
+  std::vector<double> values(uint16_t group, uint16_t element, size_t count, const char* name) {
+    std::vector<double> v = numbers(text(group, element));
+    if (v.size() != count) {
+      throw DicomError(path,
+                       fmt::format("{} ({:04X},{:04X}) has {} of {} values", name, group, element, v.size(), count));
+    }
+    return v;
+  }
+  double number(uint16_t group, uint16_t element, double fallback = 0.0) {
+    const std::vector<double> v = numbers(text(group, element));
+    return v.empty() ? fallback : v[0];
+  }
+};
+
+// A CSA element's items as numbers (GDCM joins an element's items with backslashes).
+std::vector<double> csa_numbers(gdcm::CSAHeader& csa, const char* name) {
+  if (!csa.FindCSAElementByName(name)) return {};
+  const gdcm::ByteValue* bytes = csa.GetCSAElementByName(name).GetByteValue();
+  if (bytes == nullptr) return {};
+  return numbers(std::string(bytes->GetPointer(), bytes->GetLength()));
+}
+
+}  // namespace
+
+DicomHeader read_dicom_header(const std::filesystem::path& path) {
+  gdcm::Reader reader;
+  reader.SetFileName(path.c_str());
+  if (!reader.Read()) throw DicomError(path, "not a readable DICOM file");
+  const gdcm::File& file = reader.GetFile();
+  Fields f{path, {}, file.GetDataSet()};
+  f.filter.SetFile(file);
+  DicomHeader h;
+  h.transfer_syntax_uid = trimmed(file.GetHeader().GetDataSetTransferSyntax().GetString());
+  h.sop_class_uid = f.text(0x0008, 0x0016);
+  h.modality = f.text(0x0008, 0x0060);
+  h.image_type = f.text(0x0008, 0x0008);
+  h.series_instance_uid = f.text(0x0020, 0x000E);
+  h.series_number = static_cast<int>(f.number(0x0020, 0x0011));
+  h.acquisition_number = static_cast<int>(f.number(0x0020, 0x0012));
+  h.instance_number = static_cast<int>(f.number(0x0020, 0x0013));
+  h.plane.rows = static_cast<int>(f.number(0x0028, 0x0010));
+  h.plane.columns = static_cast<int>(f.number(0x0028, 0x0011));
+  if (h.plane.rows < 1 || h.plane.columns < 1) throw DicomError(path, "no Rows/Columns (not an image)");
+  h.bits_allocated = static_cast<int>(f.number(0x0028, 0x0100));
+  h.pixel_representation = static_cast<int>(f.number(0x0028, 0x0103));
+  const std::vector<double> iop = f.values(0x0020, 0x0037, 6, "ImageOrientationPatient");
+  const std::vector<double> ipp = f.values(0x0020, 0x0032, 3, "ImagePositionPatient");
+  const std::vector<double> spacing = f.values(0x0028, 0x0030, 2, "PixelSpacing");
+  std::copy(iop.begin(), iop.end(), h.plane.orientation.begin());
+  std::copy(ipp.begin(), ipp.end(), h.plane.position.begin());
+  std::copy(spacing.begin(), spacing.end(), h.plane.pixel_spacing.begin());
+  h.slice_thickness = f.number(0x0018, 0x0050);
+  h.spacing_between_slices = f.number(0x0018, 0x0088);
+  h.repetition_time_ms = f.number(0x0018, 0x0080);
+  gdcm::CSAHeader csa;
+  const gdcm::PrivateTag& csa_tag = gdcm::CSAHeader::GetCSAImageHeaderInfoTag();
+  if (f.data.FindDataElement(csa_tag) && csa.LoadFromDataElement(f.data.GetDataElement(csa_tag))) {
+    const std::vector<double> n = csa_numbers(csa, "NumberOfImagesInMosaic");
+    if (!n.empty()) h.mosaic_slices = static_cast<int>(n[0]);
+    const std::vector<double> normal = csa_numbers(csa, "SliceNormalVector");
+    if (normal.size() == 3) h.csa_slice_normal = std::array<double, 3>{normal[0], normal[1], normal[2]};
+    h.mosaic_ref_acq_times_ms = csa_numbers(csa, "MosaicRefAcqTimes");
+  }
+  return h;
+}
+
+}  // namespace rtf::dicom
