@@ -1,0 +1,25 @@
+// One volume from DICOM files as dcm2niix would write it (issue 18): a Siemens classic mosaic (one file, its slices
+// unpacked, core/dicom/mosaic_layout.hpp), or single-slice files of one volume (GE's one file per slice) stacked along
+// the slice normal. The Image carries dcm2niix's affine (core/dicom/dicom_affine.hpp), the voxel size and the TR; the
+// slice times (s from the volume's start, in slice order) come from the CSA MosaicRefAcqTimes where present.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "core/image/image.hpp"
+
+namespace rtf::dicom {
+
+struct DicomVolume {
+  Image image;
+  std::vector<double> slice_timing_s;  // empty where the files do not say
+};
+
+// Throws DicomError for a file that is not a Siemens mosaic or whose mosaic does not hold its slices.
+DicomVolume mosaic_volume(const std::filesystem::path& file);
+
+// Throws DicomError when the files disagree in size or orientation, or two share a position.
+DicomVolume slice_stack_volume(const std::vector<std::filesystem::path>& files);
+
+}  // namespace rtf::dicom

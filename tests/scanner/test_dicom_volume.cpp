@@ -1,0 +1,111 @@
+// ctest-label: e2e
+// Volumes from real scanner DICOM (scanner/assemble/dicom_volume.hpp) against dcm2niix (Debian's, installed by
+// scripts/setup.sh), run by the test on a copy of pyneal's Siemens mosaic and GE one-file-per-slice series
+// (../shared/data/scanner): every volume's voxels equal dcm2niix's exactly and its affine within 1e-4 mm; the Siemens
+// slice times are the CSA's MosaicRefAcqTimes. Skipped where dcm2niix or the data are absent.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "core/io/nifti_io.hpp"
+#include "scanner/assemble/dicom_volume.hpp"
+#include "scanner/dicom/dicom_header.hpp"
+#include "tests/support/data_paths.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace rtf::dicom {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool have_dcm2niix() {
+  return std::system("command -v dcm2niix >/dev/null 2>&1") == 0;
+}
+
+// dcm2niix's 4D NIfTI of the DICOM files in `folder` (a copy in `work`).
+Image dcm2niix_of(const fs::path& folder, const fs::path& work) {
+  const fs::path in = work / "in", out = work / "out";
+  fs::create_directories(out);
+  fs::copy(folder, in, fs::copy_options::recursive);
+  const std::string command =
+      "dcm2niix -z n -b n -f converted -o '" + out.string() + "' '" + in.string() + "' >/dev/null 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return read_nifti(out / "converted.nii");
+}
+
+// Files of `folder` sorted by InstanceNumber.
+std::vector<fs::path> by_instance(const fs::path& folder) {
+  std::vector<std::pair<int, fs::path>> files;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    files.emplace_back(read_dicom_header(entry.path()).instance_number, entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<fs::path> out;
+  for (const auto& f : files) out.push_back(f.second);
+  return out;
+}
+
+void expect_same_volume(const Image& mine, const Image& theirs, int64_t t) {
+  ASSERT_EQ(mine.header().dims, theirs.header().dims);
+  const Image want = theirs.extract_volume(t);
+  int64_t differ = 0;
+  for (size_t i = 0; i < want.data().size(); ++i) differ += mine.data()[i] != want.data()[i] ? 1 : 0;
+  EXPECT_EQ(differ, 0) << "volume " << t << ": voxels that differ from dcm2niix's";
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_NEAR(mine.header().affine(r, c), theirs.header().affine(r, c), 1e-4) << "affine " << r << ", " << c;
+    }
+  }
+}
+
+TEST(DicomVolume, SiemensMosaicsEqualDcm2niix) {
+  const std::string first = "scanner/pyneal_Siemens/funcData/001_000013_000001.dcm";
+  const auto file = test::shared_data(first);
+  if (!file) GTEST_SKIP() << test::missing_shared_data(first);
+  if (!have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
+  const test::TempDir work;
+  const Image theirs = dcm2niix_of(file->parent_path(), work.path());
+  const std::vector<fs::path> files = by_instance(file->parent_path());
+  ASSERT_EQ(theirs.nt(), static_cast<int64_t>(files.size()));
+  for (size_t t = 0; t < files.size(); ++t) {
+    const DicomVolume v = mosaic_volume(files[t]);
+    expect_same_volume(v.image, theirs, static_cast<int64_t>(t));
+    ASSERT_EQ(v.slice_timing_s.size(), 18u);
+    EXPECT_NEAR(v.slice_timing_s[0], 0.49, 1e-9);
+    EXPECT_NEAR(v.slice_timing_s[1], 0.0, 1e-9);
+    EXPECT_NEAR(v.image.header().tr_s, 1.0, 1e-9);
+  }
+}
+
+TEST(DicomVolume, GeSliceFilesEqualDcm2niix) {
+  const std::string first = "scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1";
+  const auto file = test::shared_data(first);
+  if (!file) GTEST_SKIP() << test::missing_shared_data(first);
+  if (!have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
+  const test::TempDir work;
+  const Image theirs = dcm2niix_of(file->parent_path(), work.path());
+  const std::vector<fs::path> files = by_instance(file->parent_path());
+  ASSERT_EQ(files.size(), 54u);
+  ASSERT_EQ(theirs.nt(), 3);
+  for (int t = 0; t < 3; ++t) {
+    // A volume's 18 files, shuffled: the stack is sorted along the slice normal, not by file order.
+    std::vector<fs::path> volume(files.begin() + 18 * t, files.begin() + 18 * (t + 1));
+    std::reverse(volume.begin(), volume.end());
+    std::rotate(volume.begin(), volume.begin() + 7, volume.end());
+    expect_same_volume(slice_stack_volume(volume).image, theirs, t);
+  }
+}
+
+TEST(DicomVolume, RefusesWhatIsNotAMosaicOrAStack) {
+  const std::string first = "scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1";
+  const auto file = test::shared_data(first);
+  if (!file) GTEST_SKIP() << test::missing_shared_data(first);
+  EXPECT_THROW(mosaic_volume(*file), DicomError);                // GE slice: no mosaic
+  EXPECT_THROW(slice_stack_volume({*file, *file}), DicomError);  // two slices at one position
+}
+
+}  // namespace
+}  // namespace rtf::dicom
