@@ -2,12 +2,14 @@
 // ctest-properties: PROCESSORS 2 (PoCL registrations of a real brain fill every core)
 // The local-correlation (LNCC) cost of linear registration: the device's value and gradient against the
 // double-precision reference (odd grids of different sizes and orientations, fresh random blobs related by a square
-// root, with and without a mask, strides 1 and 2); the reference's exact gradient against central differences of the
-// reference value (the derivation's check); and the cross-modal case beside MI: Colin27 against its inverted contrast
+// root, with and without a mask, strides 1 and 2); the reference's gradient against central differences of the
+// reference value, exactly on a multilinear moving image (the derivation's check) and in direction on the blobs; and
+// the cross-modal case beside MI: Colin27 against its inverted contrast
 // on a flipped 3 mm grid, moved by a known rigid transform (docs/algorithms/registration.md, "Which cost").
 #include <gtest/gtest.h>
 
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -56,20 +58,52 @@ TEST(LocalCorrelation, DeviceMatchesReference) {
   }
 }
 
-TEST(LocalCorrelation, ReferenceGradientMatchesCentralDifferences) {
-  // RTF_TEST_SEED reproduces a failure's printed seed.
-  const uint32_t seed = std::getenv("RTF_TEST_SEED") ? static_cast<uint32_t>(std::stoul(std::getenv("RTF_TEST_SEED")))
-                                                     : std::random_device{}();
-  SCOPED_TRACE(::testing::Message() << "seed " << seed);
-  const test::BlobPair pair = test::blob_pair(seed);
-  LinearRegistration reg(test::test_device(), pair.fixed, pair.moving, lncc_options(3.0));
+// A moving image that is multilinear in its voxel indices (1, x, y, z, xy, yz, xz, xyz with random coefficients):
+// trilinear interpolation reproduces it exactly and so do its central (and one-sided) differences, so the reference's
+// analytic gradient, which interpolates the image's difference gradient, is the exact derivative of its cost here. Any
+// disagreement with central differences of the cost is then the derivation's (a missing term, a sign, a factor).
+Image multilinear_moving(const ImageHeader& grid, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::array<double, 8> k{};
+  for (double& v : k) v = normal(rng);
+  Image out(grid, std::vector<float>(static_cast<size_t>(grid.dims[0] * grid.dims[1] * grid.dims[2])));
+  for (int64_t z = 0; z < grid.dims[2]; ++z) {
+    for (int64_t y = 0; y < grid.dims[1]; ++y) {
+      for (int64_t x = 0; x < grid.dims[0]; ++x) {
+        // Centred and scaled to about +-1, a unit ramp along x keeping the local variance away from zero.
+        const double u =
+            (static_cast<double>(x) - 0.5 * static_cast<double>(grid.dims[0] - 1)) / static_cast<double>(grid.dims[0]);
+        const double v =
+            (static_cast<double>(y) - 0.5 * static_cast<double>(grid.dims[1] - 1)) / static_cast<double>(grid.dims[1]);
+        const double w =
+            (static_cast<double>(z) - 0.5 * static_cast<double>(grid.dims[2] - 1)) / static_cast<double>(grid.dims[2]);
+        const double value = k[0] + (2.0 + 0.3 * k[1]) * u + k[2] * v + k[3] * w +
+                             2.0 * (k[4] * u * v + k[5] * v * w + k[6] * u * w + k[7] * u * v * w);
+        out.data()[static_cast<size_t>((z * grid.dims[1] + y) * grid.dims[0] + x)] = static_cast<float>(value);
+      }
+    }
+  }
+  return out;
+}
+
+struct CentralDifferenceCheck {
+  MiEvaluation at;          // the reference's value and analytic gradient at test::perturbed_estimate()
+  Eigen::VectorXd numeric;  // central differences of the reference value, one per entry
+  Eigen::VectorXd spread;   // |difference at h - difference at 3h| per entry
+};
+
+// Central differences of the reference LNCC about test::perturbed_estimate() in the 12 entries of the transform (the
+// 3x3 block about the fixed image's centre, then the translation), counting only points well inside the moving image
+// (a ball of 15 mm about the centre): points entering or leaving the overlap change the count and the windows by
+// steps a central difference would take for slope.
+CentralDifferenceCheck central_differences(const Image& fixed, const Image& moving) {
+  LinearRegistration reg(test::test_device(), fixed, moving, lncc_options(3.0));
   reg.local_correlation(0, Eigen::Matrix4d::Identity());  // prepares the level (the window's taps)
   const Eigen::Vector3d c = reg.fixed_centre();
   const auto [eps_f, eps_m] = reg.lncc_eps();
-  // Only points well inside the moving image (a mask of a ball about the centre): points entering or leaving the
-  // overlap change the count and the windows by steps a central difference would take for slope.
-  std::vector<uint8_t> inner(pair.fixed.data().size(), 0);
-  const ImageHeader& h = pair.fixed.header();
+  std::vector<uint8_t> inner(fixed.data().size(), 0);
+  const ImageHeader& h = fixed.header();
   for (int64_t z = 0; z < h.dims[2]; ++z) {
     for (int64_t y = 0; y < h.dims[1]; ++y) {
       for (int64_t x = 0; x < h.dims[0]; ++x) {
@@ -81,16 +115,10 @@ TEST(LocalCorrelation, ReferenceGradientMatchesCentralDifferences) {
   }
   const std::span<const uint8_t> mask(inner);
   const auto evaluate = [&](const Eigen::Matrix4d& t) {
-    return reference::local_correlation(pair.fixed, pair.moving, mask, 1, t, c, reg.lncc_window_taps(), eps_f, eps_m);
+    return reference::local_correlation(fixed, moving, mask, 1, t, c, reg.lncc_window_taps(), eps_f, eps_m);
   };
-  const MiEvaluation at = evaluate(test::perturbed_estimate());
-  ASSERT_GT(at.count, 300);
-  // The trilinear interpolant makes the cost piecewise smooth: a central difference over a small step picks up its
-  // kinks (on a 3.5 mm moving axis, by up to half the entry), while the analytic gradient interpolates the image's
-  // central-difference gradient, a smooth function. So each entry is differenced at two steps (h and 3h): their mean is
-  // the numeric derivative and their disagreement, the kinks' share, widens the tolerance of that entry only. A wrong
-  // derivation (a missing term, a sign, a factor) shows on smooth entries, where the two steps agree.
-  Eigen::VectorXd numeric(12);
+  CentralDifferenceCheck out{evaluate(test::perturbed_estimate()), Eigen::VectorXd(12), Eigen::VectorXd(12)};
+  EXPECT_GT(out.at.count, 300);
   for (int i = 0; i < 12; ++i) {
     auto moved = [&](double delta) {
       Eigen::Matrix4d t = test::perturbed_estimate();
@@ -102,23 +130,62 @@ TEST(LocalCorrelation, ReferenceGradientMatchesCentralDifferences) {
         t(i - 9, 3) += delta;
       }
       const MiEvaluation e = evaluate(t);
-      EXPECT_EQ(e.count, at.count);  // no point entered or left the counted set
+      EXPECT_EQ(e.count, out.at.count);  // no point entered or left the counted set
       return e.mi;
     };
     const double step = i < 9 ? 1e-3 : 1e-2;
     const double small = (moved(step) - moved(-step)) / (2.0 * step);
     const double large = (moved(3.0 * step) - moved(-3.0 * step)) / (6.0 * step);
-    numeric[i] = 0.5 * (small + large);
-    std::printf("entry %2d: analytic %+.5f, central differences %+.5f (h) %+.5f (3h)\n", i, at.gradient[i], small,
+    out.numeric[i] = 0.5 * (small + large);
+    out.spread[i] = std::abs(small - large);
+    std::printf("entry %2d: analytic %+.6f, central differences %+.6f (h) %+.6f (3h)\n", i, out.at.gradient[i], small,
                 large);
-    // Tolerance: 10% of the gradient's largest entry, plus twice the two differences' disagreement (the kinks' errors
-    // at h and 3h are correlated, so their mean can be off by more than their difference: seed 565016196 had an entry
-    // off by 1.02 x the bound with the disagreement counted once).
-    EXPECT_NEAR(at.gradient[i], numeric[i], 0.1 * at.gradient.cwiseAbs().maxCoeff() + 2.0 * std::abs(small - large))
-        << "entry " << i;
   }
-  // The whole gradient points the same way (a direction wrong in a few entries shows here).
-  EXPECT_GT(at.gradient.dot(numeric) / (at.gradient.norm() * numeric.norm()), 0.97);
+  return out;
+}
+
+uint32_t test_seed() {  // RTF_TEST_SEED reproduces a failure's printed seed
+  return std::getenv("RTF_TEST_SEED") ? static_cast<uint32_t>(std::stoul(std::getenv("RTF_TEST_SEED")))
+                                      : std::random_device{}();
+}
+
+TEST(LocalCorrelation, ReferenceGradientIsTheExactDerivativeOnAMultilinearImage) {
+  const uint32_t seed = test_seed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  const test::BlobPair pair = test::blob_pair(seed);
+  // A moving grid larger than the fixed field of view (its corners lie 58 mm from the centre), so that no point enters
+  // or leaves the overlap: with a wide window the steps of those at the edge would reach the counted points' windows.
+  const ImageHeader wide =
+      test::centred_grid({53, 63, 37}, {2.5, 2.0, 3.5}, test::rotation_about(-0.3, {1, 2, -1}), {1.0, -2.0, 0.5});
+  const Image moving = multilinear_moving(wide, seed + 7);
+  const CentralDifferenceCheck check = central_differences(pair.fixed, moving);
+  // Tolerance: the cost is smooth here, so the differences' truncation error is O(h^2) (their spread shows it) and the
+  // float lattice sums add ~1e-7 of the cost / h. What remains is the window's normalisation at the lattice's faces:
+  // the smoothing divides by the taps that fall inside, so the adjoint used for the gradient (smoothing the per-point
+  // terms with the same operator) is exact only where a window and its neighbours' windows lie inside the lattice;
+  // on this 25x21x17 lattice that cost up to 2.05% of the largest entry in 10 seeds. A missing term, a sign or a factor
+  // moves entries by tens of percent.
+  const double scale = check.at.gradient.cwiseAbs().maxCoeff();
+  ASSERT_GT(scale, 1e-4);
+  double worst = 0.0;
+  for (int i = 0; i < 12; ++i) {
+    worst = std::max(worst, std::abs(check.at.gradient[i] - check.numeric[i]) / scale);
+    EXPECT_NEAR(check.at.gradient[i], check.numeric[i], 5e-2 * scale + check.spread[i]) << "entry " << i;
+  }
+  std::printf("largest disagreement: %.2f%% of the largest entry\n", 100.0 * worst);
+}
+
+TEST(LocalCorrelation, ReferenceGradientFollowsTheCostOnBlobs) {
+  // On images with detail at the voxel scale the trilinear interpolant makes the cost piecewise smooth: its slope
+  // between kinks differs from the analytic gradient (which interpolates the image's difference gradient, a smooth
+  // function) by up to a fifth of an entry on the 3.5 mm moving axis. What registration needs is the direction.
+  const uint32_t seed = test_seed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  const test::BlobPair pair = test::blob_pair(seed);
+  const CentralDifferenceCheck check = central_differences(pair.fixed, pair.moving);
+  // A clean CI run's worst case so far was 0.996 (seed 2303320200).
+  EXPECT_GT(check.at.gradient.dot(check.numeric) / (check.at.gradient.norm() * check.numeric.norm()), 0.97);
+  EXPECT_NEAR(check.at.gradient.norm() / check.numeric.norm(), 1.0, 0.2);
 }
 
 // The cross-modal pair, optionally with a smooth multiplicative bias field on the moving image (EPI receive-coil
