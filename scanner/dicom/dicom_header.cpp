@@ -6,6 +6,7 @@
 #include <gdcmReader.h>
 #include <gdcmStringFilter.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace rtf::dicom {
@@ -83,6 +84,12 @@ DicomHeader read_dicom_header(const std::filesystem::path& path) {
   DicomHeader h;
   h.transfer_syntax_uid = trimmed(file.GetHeader().GetDataSetTransferSyntax().GetString());
   h.sop_class_uid = f.text(0x0008, 0x0016);
+  h.sop_instance_uid = f.text(0x0008, 0x0018);
+  h.acquisition_time = f.text(0x0008, 0x0032);
+  h.images_in_acquisition = static_cast<int>(f.number(0x0020, 0x1002));
+  h.temporal_position = static_cast<int>(f.number(0x0020, 0x0100));
+  h.number_of_temporal_positions = static_cast<int>(f.number(0x0020, 0x0105));
+  h.number_of_frames = std::max(1, static_cast<int>(f.number(0x0028, 0x0008, 1.0)));
   h.modality = f.text(0x0008, 0x0060);
   h.image_type = f.text(0x0008, 0x0008);
   h.series_instance_uid = f.text(0x0020, 0x000E);
@@ -94,6 +101,8 @@ DicomHeader read_dicom_header(const std::filesystem::path& path) {
   if (h.plane.rows < 1 || h.plane.columns < 1) throw DicomError(path, "no Rows/Columns (not an image)");
   h.bits_allocated = static_cast<int>(f.number(0x0028, 0x0100));
   h.pixel_representation = static_cast<int>(f.number(0x0028, 0x0103));
+  h.repetition_time_ms = f.number(0x0018, 0x0080);
+  if (h.is_enhanced()) return h;
   const std::vector<double> iop = f.values(0x0020, 0x0037, 6, "ImageOrientationPatient");
   const std::vector<double> ipp = f.values(0x0020, 0x0032, 3, "ImagePositionPatient");
   const std::vector<double> spacing = f.values(0x0028, 0x0030, 2, "PixelSpacing");
@@ -102,7 +111,6 @@ DicomHeader read_dicom_header(const std::filesystem::path& path) {
   std::copy(spacing.begin(), spacing.end(), h.plane.pixel_spacing.begin());
   h.slice_thickness = f.number(0x0018, 0x0050);
   h.spacing_between_slices = f.number(0x0018, 0x0088);
-  h.repetition_time_ms = f.number(0x0018, 0x0080);
   gdcm::CSAHeader csa;
   const gdcm::PrivateTag& csa_tag = gdcm::CSAHeader::GetCSAImageHeaderInfoTag();
   if (f.data.FindDataElement(csa_tag) && csa.LoadFromDataElement(f.data.GetDataElement(csa_tag))) {

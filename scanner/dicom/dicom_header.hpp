@@ -21,8 +21,13 @@ class DicomError : public std::runtime_error {
 };
 
 struct DicomHeader {
-  std::string sop_class_uid, transfer_syntax_uid, modality, series_instance_uid, image_type;
+  std::string sop_class_uid, sop_instance_uid, transfer_syntax_uid, modality, series_instance_uid, image_type;
+  std::string acquisition_time;  // (0008,0032) as written, e.g. "101530.125000"
   int series_number = 0, instance_number = 0, acquisition_number = 0;
+  int images_in_acquisition = 0;                           // (0020,1002), 0 where absent (GE: slices per volume)
+  int temporal_position = 0;                               // TemporalPositionIdentifier (0020,0100), 0 where absent
+  int number_of_temporal_positions = 0;                    // (0020,0105), 0 where absent
+  int number_of_frames = 1;                                // (0028,0008): > 1 in enhanced multi-frame files
   int bits_allocated = 0, pixel_representation = 0;        // 0 unsigned, 1 signed
   DicomPlane plane;                                        // rows, columns, orientation, position, pixel spacing
   double slice_thickness = 0, spacing_between_slices = 0;  // mm, 0 where absent
@@ -32,10 +37,14 @@ struct DicomHeader {
   std::optional<std::array<double, 3>> csa_slice_normal;  // SliceNormalVector
   std::vector<double> mosaic_ref_acq_times_ms;            // MosaicRefAcqTimes, one per slice in stored order
   bool is_mosaic() const { return mosaic_slices > 1 && image_type.find("MOSAIC") != std::string::npos; }
+  // Enhanced (multi-frame) MR image storage: the geometry is per frame in functional groups, so `plane` is left empty
+  // here (scanner/dicom/enhanced_frames.hpp reads it).
+  bool is_enhanced() const { return sop_class_uid == kEnhancedMrImageStorage; }
+  static constexpr const char* kEnhancedMrImageStorage = "1.2.840.10008.5.1.4.1.1.4.1";
 };
 
-// Throws DicomError for a file that is not DICOM or lacks Rows, Columns, ImageOrientationPatient,
-// ImagePositionPatient or PixelSpacing.
+// Throws DicomError for a file that is not DICOM or lacks Rows, Columns, or (other than an enhanced file)
+// ImageOrientationPatient, ImagePositionPatient or PixelSpacing.
 DicomHeader read_dicom_header(const std::filesystem::path& path);
 
 }  // namespace rtf::dicom

@@ -19,6 +19,7 @@
 #include "core/registration/linear_registration.hpp"
 #include "tests/support/registration_fixtures.hpp"
 #include "tests/support/test_device.hpp"
+#include "tests/support/test_seed.hpp"
 
 namespace rtf {
 namespace {
@@ -144,13 +145,8 @@ CentralDifferenceCheck central_differences(const Image& fixed, const Image& movi
   return out;
 }
 
-uint32_t test_seed() {  // RTF_TEST_SEED reproduces a failure's printed seed
-  return std::getenv("RTF_TEST_SEED") ? static_cast<uint32_t>(std::stoul(std::getenv("RTF_TEST_SEED")))
-                                      : std::random_device{}();
-}
-
 TEST(LocalCorrelation, ReferenceGradientIsTheExactDerivativeOnAMultilinearImage) {
-  const uint32_t seed = test_seed();
+  const uint32_t seed = test::test_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   const test::BlobPair pair = test::blob_pair(seed);
   // A moving grid larger than the fixed field of view (its corners lie 58 mm from the centre), so that no point enters
@@ -179,7 +175,7 @@ TEST(LocalCorrelation, ReferenceGradientFollowsTheCostOnBlobs) {
   // On images with detail at the voxel scale the trilinear interpolant makes the cost piecewise smooth: its slope
   // between kinks differs from the analytic gradient (which interpolates the image's difference gradient, a smooth
   // function) by up to a fifth of an entry on the 3.5 mm moving axis. What registration needs is the direction.
-  const uint32_t seed = test_seed();
+  const uint32_t seed = test::test_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   const test::BlobPair pair = test::blob_pair(seed);
   const CentralDifferenceCheck check = central_differences(pair.fixed, pair.moving);
