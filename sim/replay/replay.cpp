@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "sim/replay/volume_encoding.hpp"
+#include "stream/sender/volume_encoding.hpp"
 
 namespace rtf::sim {
 
@@ -78,7 +78,7 @@ ReplayReport replay(const Image& image, const ReplayOptions& options, zmq::conte
     throw std::invalid_argument(fmt::format("start volume {} outside the image's 0..{}", options.start, nt - 1));
   }
   const int64_t count = options.count < 0 ? nt - options.start : std::min(options.count, nt - options.start);
-  const DataType type = replay_datatype(image);
+  const DataType type = stream::replay_datatype(image);
   const double period = options.speed > 0 ? tr_s / options.speed : 0.0;
   spdlog::info("replaying {} volumes ({}x{}x{} {}, TR {} s) to {} every {:.3f} s", count, image.nx(), image.ny(),
                image.nz(), to_string(type), tr_s, options.address, period);
@@ -121,7 +121,7 @@ ReplayReport replay(const Image& image, const ReplayOptions& options, zmq::conte
     }
     stream::OutgoingVolume v;
     v.header = replay_header(image, options, s.index, type, tr_s);
-    v.payload = encode_voxels(image.volume(options.start + s.index), type);
+    v.payload = stream::encode_voxels(image.volume(options.start + s.index), type);
     stream::seal_volume(v);
     sender.send(std::move(v), s.tamper);
     previous = s.index;

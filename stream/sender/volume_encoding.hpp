@@ -8,7 +8,7 @@
 
 #include "core/image/image.hpp"
 
-namespace rtf::sim {
+namespace rtf::stream {
 
 // The wire datatype for replaying `image`: its source type if that is uint8/int16/uint16/int32/float32 and every
 // voxel is exactly representable in it, else float32.
@@ -18,4 +18,4 @@ DataType replay_datatype(const Image& image);
 // std::invalid_argument for another type or a value not exactly representable.
 std::vector<std::byte> encode_voxels(std::span<const float> values, DataType type);
 
-}  // namespace rtf::sim
+}  // namespace rtf::stream

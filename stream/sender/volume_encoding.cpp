@@ -1,5 +1,5 @@
 // Float voxels -> little-endian wire bytes of an integer or float32 datatype.
-#include "sim/replay/volume_encoding.hpp"
+#include "stream/sender/volume_encoding.hpp"
 
 #include <bit>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace rtf::sim {
+namespace rtf::stream {
 
 namespace {
 
@@ -87,4 +87,4 @@ std::vector<std::byte> encode_voxels(std::span<const float> values, DataType typ
   return out;
 }
 
-}  // namespace rtf::sim
+}  // namespace rtf::stream
