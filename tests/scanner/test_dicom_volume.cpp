@@ -14,27 +14,16 @@
 #include "scanner/assemble/dicom_volume.hpp"
 #include "scanner/dicom/dicom_header.hpp"
 #include "tests/support/data_paths.hpp"
+#include "tests/support/dcm2niix.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace rtf::dicom {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool have_dcm2niix() {
-  return std::system("command -v dcm2niix >/dev/null 2>&1") == 0;
-}
-
-// dcm2niix's 4D NIfTI of the DICOM files in `folder` (a copy in `work`).
-Image dcm2niix_of(const fs::path& folder, const fs::path& work) {
-  const fs::path in = work / "in", out = work / "out";
-  fs::create_directories(out);
-  fs::copy(folder, in, fs::copy_options::recursive);
-  const std::string command =
-      "dcm2niix -z n -b n -f converted -o '" + out.string() + "' '" + in.string() + "' >/dev/null 2>&1";
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  return read_nifti(out / "converted.nii");
-}
+using test::dcm2niix_of;
+using test::expect_same_volume;
+using test::have_dcm2niix;
 
 // Files of `folder` sorted by InstanceNumber.
 std::vector<fs::path> by_instance(const fs::path& folder) {
@@ -46,19 +35,6 @@ std::vector<fs::path> by_instance(const fs::path& folder) {
   std::vector<fs::path> out;
   for (const auto& f : files) out.push_back(f.second);
   return out;
-}
-
-void expect_same_volume(const Image& mine, const Image& theirs, int64_t t) {
-  ASSERT_EQ(mine.header().dims, theirs.header().dims);
-  const Image want = theirs.extract_volume(t);
-  int64_t differ = 0;
-  for (size_t i = 0; i < want.data().size(); ++i) differ += mine.data()[i] != want.data()[i] ? 1 : 0;
-  EXPECT_EQ(differ, 0) << "volume " << t << ": voxels that differ from dcm2niix's";
-  for (int r = 0; r < 3; ++r) {
-    for (int c = 0; c < 4; ++c) {
-      EXPECT_NEAR(mine.header().affine(r, c), theirs.header().affine(r, c), 1e-4) << "affine " << r << ", " << c;
-    }
-  }
 }
 
 TEST(DicomVolume, SiemensMosaicsEqualDcm2niix) {
