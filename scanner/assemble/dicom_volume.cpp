@@ -28,6 +28,27 @@ ImageHeader volume_header(const DicomHeader& h, int nx, int ny, int nz, const Ei
   return out;
 }
 
+// GE's slice times: each slice's RTIA timer less the volume's earliest, in stacked order. Used only where they are
+// plausible — one distinct time per slice, all within the TR —, which the first volume of a series is not (its timers
+// are mostly 0), as dcm2niix finds too.
+std::vector<double> rtia_slice_times(const std::vector<DicomHeader>& headers, const std::vector<size_t>& order) {
+  std::vector<double> times;
+  for (const size_t k : order) {
+    if (!headers[k].ge_rtia_timer_s) return {};
+    times.push_back(*headers[k].ge_rtia_timer_s);
+  }
+  const double earliest = *std::min_element(times.begin(), times.end());
+  for (double& t : times) t -= earliest;
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  const double tr_s = headers.front().repetition_time_ms / 1000.0;
+  for (size_t k = 1; k < sorted.size(); ++k) {
+    if (sorted[k] - sorted[k - 1] < 1e-4) return {};
+  }
+  if (!(tr_s > 0) || sorted.back() >= tr_s) return {};
+  return times;
+}
+
 }  // namespace
 
 DicomVolume mosaic_volume(const std::filesystem::path& file) {
@@ -93,7 +114,8 @@ DicomVolume slice_stack_volume(const std::vector<std::filesystem::path>& files) 
                                                              static_cast<size_t>(nx)));
     }
   }
-  return {Image(volume_header(lowest, nx, ny, nz, stack_affine(lowest.plane, spacing)), std::move(volume)), {}};
+  return {Image(volume_header(lowest, nx, ny, nz, stack_affine(lowest.plane, spacing)), std::move(volume)),
+          rtia_slice_times(headers, order)};
 }
 
 }  // namespace rtf::dicom

@@ -111,6 +111,10 @@ DicomHeader read_dicom_header(const std::filesystem::path& path) {
   std::copy(spacing.begin(), spacing.end(), h.plane.pixel_spacing.begin());
   h.slice_thickness = f.number(0x0018, 0x0050);
   h.spacing_between_slices = f.number(0x0018, 0x0088);
+  if (h.image_type.find("MOSAIC") == std::string::npos) {
+    const std::vector<double> rtia = numbers(f.text(0x0021, 0x105E));
+    if (rtia.size() == 1) h.ge_rtia_timer_s = rtia[0];
+  }
   gdcm::CSAHeader csa;
   const gdcm::PrivateTag& csa_tag = gdcm::CSAHeader::GetCSAImageHeaderInfoTag();
   if (f.data.FindDataElement(csa_tag) && csa.LoadFromDataElement(f.data.GetDataElement(csa_tag))) {

@@ -36,6 +36,8 @@ struct DicomHeader {
   int mosaic_slices = 0;                                  // NumberOfImagesInMosaic (0: not a mosaic)
   std::optional<std::array<double, 3>> csa_slice_normal;  // SliceNormalVector
   std::vector<double> mosaic_ref_acq_times_ms;            // MosaicRefAcqTimes, one per slice in stored order
+  // GE's RTIA timer (0021,105E): seconds from the series' start to this slice's acquisition (where present).
+  std::optional<double> ge_rtia_timer_s;
   bool is_mosaic() const { return mosaic_slices > 1 && image_type.find("MOSAIC") != std::string::npos; }
   // Enhanced (multi-frame) MR image storage: the geometry is per frame in functional groups, so `plane` is left empty
   // here (scanner/dicom/enhanced_frames.hpp reads it).

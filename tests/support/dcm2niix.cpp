@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -17,12 +19,12 @@ bool have_dcm2niix() {
   return std::system("command -v dcm2niix >/dev/null 2>&1") == 0;
 }
 
-Image dcm2niix_of(const fs::path& folder, const fs::path& work) {
+Image dcm2niix_of(const fs::path& folder, const fs::path& work, std::vector<double>* slice_timing) {
   const fs::path in = work / "dcm2niix_in", out = work / "dcm2niix_out";
   fs::create_directories(out);
   fs::copy(folder, in, fs::copy_options::recursive);
   const std::string command =
-      "dcm2niix -z n -b n -f converted -o '" + out.string() + "' '" + in.string() + "' >/dev/null 2>&1";
+      "dcm2niix -z n -b y -f converted -o '" + out.string() + "' '" + in.string() + "' >/dev/null 2>&1";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::vector<fs::path> written;
   for (const auto& entry : fs::directory_iterator(out)) {
@@ -30,6 +32,15 @@ Image dcm2niix_of(const fs::path& folder, const fs::path& work) {
   }
   EXPECT_EQ(written.size(), 1u) << "dcm2niix wrote " << written.size() << " NIfTI files from " << folder;
   if (written.size() != 1) return Image();
+  if (slice_timing != nullptr) {
+    slice_timing->clear();
+    fs::path sidecar = written.front();
+    sidecar.replace_extension(".json");
+    std::ifstream sidecar_text(sidecar);
+    const nlohmann::json bids = nlohmann::json::parse(sidecar_text, nullptr, false);
+    if (!bids.is_discarded() && bids.contains("SliceTiming"))
+      *slice_timing = bids["SliceTiming"].get<std::vector<double>>();
+  }
   return read_nifti(written.front());
 }
 
