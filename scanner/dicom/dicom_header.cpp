@@ -7,7 +7,12 @@
 #include <gdcmStringFilter.h>
 
 #include <algorithm>
+#include <array>
+#include <fstream>
 #include <sstream>
+
+#include "scanner/dicom/dicom_file_check.hpp"
+#include "scanner/dicom/dicom_text.hpp"
 
 namespace rtf::dicom {
 
@@ -15,30 +20,6 @@ DicomError::DicomError(const std::filesystem::path& file, const std::string& pro
     : std::runtime_error(fmt::format("{}: {}", file.string(), problem)) {}
 
 namespace {
-
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
-  size_t start = 0;
-  while (start < s.size() && (s[start] == ' ' || s[start] == '\0')) ++start;
-  return s.substr(start);
-}
-
-// Backslash-separated numbers ("1\0\0\0\0.98\-0.16").
-std::vector<double> numbers(const std::string& text) {
-  std::vector<double> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, '\\')) {
-    item = trimmed(item);
-    if (item.empty()) continue;
-    try {
-      out.push_back(std::stod(item));
-    } catch (const std::exception&) {
-      return {};
-    }
-  }
-  return out;
-}
 
 struct Fields {
   const std::filesystem::path& path;
@@ -74,7 +55,14 @@ std::vector<double> csa_numbers(gdcm::CSAHeader& csa, const char* name) {
 
 }  // namespace
 
+void require_whole_dicom_file(const std::filesystem::path& path) {
+  const DicomFileCheck check = check_dicom_file(path);
+  if (check.status == DicomFileCheck::Status::kTruncated) throw DicomIncomplete(path, check.reason);
+  if (!check.complete()) throw DicomError(path, check.reason);
+}
+
 DicomHeader read_dicom_header(const std::filesystem::path& path) {
+  require_whole_dicom_file(path);
   gdcm::Reader reader;
   reader.SetFileName(path.c_str());
   if (!reader.Read()) throw DicomError(path, "not a readable DICOM file");

@@ -20,6 +20,12 @@ class DicomError : public std::runtime_error {
   DicomError(const std::filesystem::path& file, const std::string& problem);
 };
 
+// A file that may still be growing: offer it again later.
+class DicomIncomplete : public DicomError {
+ public:
+  using DicomError::DicomError;
+};
+
 struct DicomHeader {
   std::string sop_class_uid, sop_instance_uid, transfer_syntax_uid, modality, series_instance_uid, image_type;
   std::string acquisition_time;  // (0008,0032) as written, e.g. "101530.125000"
@@ -45,8 +51,13 @@ struct DicomHeader {
   static constexpr const char* kEnhancedMrImageStorage = "1.2.840.10008.5.1.4.1.1.4.1";
 };
 
-// Throws DicomError for a file that is not DICOM or lacks Rows, Columns, or (other than an enhanced file)
-// ImageOrientationPatient, ImagePositionPatient or PixelSpacing.
+// Throws DicomIncomplete for a file cut short (scanner/dicom/dicom_file_check.hpp: a console may still be writing it),
+// DicomError for one that is not DICOM or is malformed. Every GDCM read goes through it first: Debian's GDCM aborts
+// the process on an assertion for a file cut short.
+void require_whole_dicom_file(const std::filesystem::path& path);
+
+// Throws DicomIncomplete / DicomError as require_whole_dicom_file, DicomError for a file that lacks Rows, Columns, or
+// (other than an enhanced file) ImageOrientationPatient, ImagePositionPatient or PixelSpacing.
 DicomHeader read_dicom_header(const std::filesystem::path& path);
 
 }  // namespace rtf::dicom

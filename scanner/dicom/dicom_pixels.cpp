@@ -27,6 +27,7 @@ void convert(const std::vector<char>& buffer, std::vector<float>& out, double sl
 }  // namespace
 
 DicomPixels read_dicom_pixels(const std::filesystem::path& path) {
+  require_whole_dicom_file(path);
   gdcm::ImageReader reader;
   reader.SetFileName(path.c_str());
   if (!reader.Read()) throw DicomError(path, "not a readable DICOM image");

@@ -13,6 +13,7 @@
 #include "stream/recording/journal.hpp"
 #include "stream/server/ingest_core.hpp"
 #include "stream/server/zmq_ingest_server.hpp"
+#include "tests/support/ingest_server.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace rtf::sim {
@@ -36,31 +37,6 @@ Image source_image(int64_t volumes, uint32_t seed) {
   return image;
 }
 
-// A server on a free loopback port, running on its own thread for the life of the object.
-class ServerFixture {
- public:
-  explicit ServerFixture(const std::filesystem::path& dir) : core_(dir), server_(context_, core_, options()) {
-    thread_ = std::thread([this] { server_.run(); });
-  }
-  ~ServerFixture() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string endpoint() const { return server_.endpoint(); }
-  stream::IngestCore& core() { return core_; }
-
- private:
-  static stream::ZmqServerOptions options() {
-    stream::ZmqServerOptions o;
-    o.address = "tcp://127.0.0.1:*";
-    return o;
-  }
-  zmq::context_t context_{1};
-  stream::IngestCore core_;
-  stream::ZmqIngestServer server_;
-  std::thread thread_;
-};
-
 struct Outcome {
   ReplayReport report;
   stream::IngestStats server;
@@ -71,7 +47,7 @@ struct Outcome {
 // volume up only after 20 silent timeouts (20 s here, far beyond a healthy disk's fsync). The clean round trip counts
 // transmissions exactly, so it waits far longer still before resending.
 Outcome replay_with(const Image& image, const FaultOptions& faults, const TempDir& tmp, double resend_timeout_s = 1.0) {
-  ServerFixture server(tmp.path());
+  test::IngestServer server(tmp.path());
   ReplayOptions options;
   options.address = server.endpoint();
   options.speed = 0;

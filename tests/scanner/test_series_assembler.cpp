@@ -1,0 +1,178 @@
+// ctest-label: e2e
+// The series assembler (scanner/assemble/series_assembler.hpp) on pyneal's real exports (../shared/data/scanner): GE's
+// 54 single-slice files fed in a shuffled order make exactly 3 volumes, each equal to dcm2niix's (run by the test);
+// Siemens mosaics arriving in reverse order keep their indices; both series interleaved in one folder make two runs;
+// a repeated file is a duplicate; a non-DICOM file, another series, another --format are skipped with a reason; a
+// truncated copy is incomplete (offered again later); a volume short of a slice waits and says so.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "scanner/assemble/series_assembler.hpp"
+#include "tests/support/data_paths.hpp"
+#include "tests/support/dcm2niix.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_seed.hpp"
+
+namespace rtf::dicom {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kGeFirst = "scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1";
+constexpr const char* kSiemensFirst = "scanner/pyneal_Siemens/funcData/001_000013_000001.dcm";
+
+std::vector<fs::path> files_in(const fs::path& folder) {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::directory_iterator(folder)) out.push_back(entry.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(SeriesAssembler, GeSlicesInAnyOrderMakeDcm2niixsVolumes) {
+  const auto first = test::shared_data(kGeFirst);
+  if (!first) GTEST_SKIP() << test::missing_shared_data(kGeFirst);
+  if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
+  const test::TempDir work;
+  const Image theirs = test::dcm2niix_of(first->parent_path(), work.path());
+  ASSERT_EQ(theirs.nt(), 3);
+  std::vector<fs::path> files = files_in(first->parent_path());
+  ASSERT_EQ(files.size(), 54u);
+  std::mt19937 rng(test::test_seed());
+  std::shuffle(files.begin(), files.end(), rng);
+  SeriesAssembler assembler;
+  std::vector<AssembledVolume> volumes;
+  for (const auto& f : files) {
+    AddResult r = assembler.add(f);
+    ASSERT_EQ(r.status, AddResult::Status::kUsed) << r.reason;
+    for (auto& v : r.volumes) volumes.push_back(std::move(v));
+  }
+  ASSERT_EQ(volumes.size(), 3u);
+  EXPECT_TRUE(assembler.waiting().empty());
+  std::vector<int64_t> seen;
+  for (const auto& v : volumes) {
+    EXPECT_EQ(v.run, "series-006");
+    EXPECT_EQ(v.files.size(), 18u);
+    seen.push_back(v.index);
+    test::expect_same_volume(v.volume.image, theirs, v.index);
+    EXPECT_NEAR(v.volume.image.header().tr_s, 1.0, 1e-9);
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST(SeriesAssembler, MosaicsKeepTheirIndicesInAnyOrder) {
+  const auto first = test::shared_data(kSiemensFirst);
+  if (!first) GTEST_SKIP() << test::missing_shared_data(kSiemensFirst);
+  if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
+  const test::TempDir work;
+  const Image theirs = test::dcm2niix_of(first->parent_path(), work.path());
+  std::vector<fs::path> files = files_in(first->parent_path());
+  std::reverse(files.begin(), files.end());
+  SeriesAssembler assembler;
+  for (size_t k = 0; k < files.size(); ++k) {
+    AddResult r = assembler.add(files[k]);
+    ASSERT_EQ(r.status, AddResult::Status::kUsed) << r.reason;
+    ASSERT_EQ(r.volumes.size(), 1u);
+    EXPECT_EQ(r.volumes[0].run, "series-013");
+    EXPECT_EQ(r.volumes[0].index, static_cast<int64_t>(files.size() - 1 - k));
+    test::expect_same_volume(r.volumes[0].volume.image, theirs, r.volumes[0].index);
+    EXPECT_EQ(r.volumes[0].volume.slice_timing_s.size(), 18u);
+  }
+  // The same file again (rewritten in place, or copied twice) is not a second volume.
+  const AddResult again = assembler.add(files[1]);
+  EXPECT_EQ(again.status, AddResult::Status::kDuplicate);
+  EXPECT_TRUE(again.volumes.empty());
+}
+
+TEST(SeriesAssembler, TwoSeriesInOneFolderMakeTwoRuns) {
+  const auto ge = test::shared_data(kGeFirst);
+  const auto siemens = test::shared_data(kSiemensFirst);
+  if (!ge || !siemens) GTEST_SKIP() << test::missing_shared_data(kGeFirst);
+  std::vector<fs::path> a = files_in(ge->parent_path()), b = files_in(siemens->parent_path());
+  std::vector<fs::path> mixed;
+  for (size_t k = 0; k < a.size(); ++k) {
+    mixed.push_back(a[k]);
+    if (k % 18 == 5 && !b.empty()) {
+      mixed.push_back(b.back());
+      b.pop_back();
+    }
+  }
+  SeriesAssembler assembler;
+  std::map<std::string, int> per_run;
+  for (const auto& f : mixed) {
+    const AddResult r = assembler.add(f);
+    ASSERT_EQ(r.status, AddResult::Status::kUsed) << r.reason;
+    for (const auto& v : r.volumes) ++per_run[v.run];
+  }
+  EXPECT_EQ(per_run, (std::map<std::string, int>{{"series-006", 3}, {"series-013", 3}}));
+}
+
+TEST(SeriesAssembler, SkipsWhatItCannotUseAndSaysWhy) {
+  const auto ge = test::shared_data(kGeFirst);
+  const auto siemens = test::shared_data(kSiemensFirst);
+  if (!ge || !siemens) GTEST_SKIP() << test::missing_shared_data(kGeFirst);
+  const test::TempDir work;
+  const fs::path text = work.path() / "notes.txt";
+  std::ofstream(text) << "not an image\n";
+  SeriesAssembler any;
+  AddResult r = any.add(text);
+  EXPECT_EQ(r.status, AddResult::Status::kSkipped);
+  EXPECT_NE(r.reason.find("not a DICOM file"), std::string::npos) << r.reason;
+  EXPECT_EQ(any.add(work.path() / "vanished.dcm").status, AddResult::Status::kSkipped);
+
+  // A mosaic cut short (a console still writing it): DICOM by its preamble, not readable yet.
+  const fs::path cut = work.path() / "cut.dcm";
+  {
+    std::ifstream in(*siemens, std::ios::binary);
+    std::vector<char> bytes(std::istreambuf_iterator<char>(in), {});
+    std::ofstream(cut, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 3));
+  }
+  r = any.add(cut);
+  EXPECT_EQ(r.status, AddResult::Status::kIncomplete) << r.reason;
+  EXPECT_TRUE(r.volumes.empty());
+
+  AssemblerOptions only13;
+  only13.series = 13;
+  SeriesAssembler series13(only13);
+  r = series13.add(*ge);
+  EXPECT_EQ(r.status, AddResult::Status::kSkipped);
+  EXPECT_NE(r.reason.find("series 6, not 13"), std::string::npos) << r.reason;
+  EXPECT_EQ(series13.add(*siemens).volumes.size(), 1u);
+
+  AssemblerOptions mosaic_only;
+  mosaic_only.format = ScannerFormat::kSiemensMosaic;
+  SeriesAssembler mosaics(mosaic_only);
+  r = mosaics.add(*ge);
+  EXPECT_EQ(r.status, AddResult::Status::kSkipped);
+  EXPECT_NE(r.reason.find("not --format siemens-mosaic"), std::string::npos) << r.reason;
+}
+
+TEST(SeriesAssembler, AVolumeShortOfASliceWaitsAndSaysSo) {
+  const auto ge = test::shared_data(kGeFirst);
+  if (!ge) GTEST_SKIP() << test::missing_shared_data(kGeFirst);
+  SeriesAssembler assembler;
+  int used = 0;
+  for (const auto& f : files_in(ge->parent_path())) {
+    if (f.filename() == "i2862280.MRDC.1") continue;  // never arrives
+    const AddResult r = assembler.add(f);
+    used += static_cast<int>(r.volumes.size());
+    // A slice of a volume still waiting, seen twice, is a duplicate.
+    if (f.filename() == "i2862281.MRDC.2") {
+      EXPECT_EQ(assembler.add(f).status, AddResult::Status::kDuplicate);
+    }
+  }
+  EXPECT_EQ(used, 2);
+  const std::vector<std::string> waiting = assembler.waiting();
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_EQ(waiting[0], "series-006 volume 0: 17 slices so far");
+}
+
+}  // namespace
+}  // namespace rtf::dicom
