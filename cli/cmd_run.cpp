@@ -1,9 +1,9 @@
-// `rtfmri run [--config session.toml] [flags]`: the live server. Receives volumes (protocol 1, docs/protocol.md, or
-// pyneal), records each durably before acknowledging it, and on a separate thread runs the live pipeline (upload,
-// motion correction, smoothing, GLM, CCA, connectivity, feedback value) and sends each TR's results to the outputs
-// (ZeroMQ PUB, TCP feedback lines, UDP). Flags override the config file. Stops on SIGINT/SIGTERM (or after
-// --exit-after-runs runs), then prints counters and the latency summary (also saved as latency_summary.json).
-// docs/live.md.
+// `rtfmri run [--config session.toml] [flags]`: the live server. Receives volumes (protocol 1, docs/protocol.md,
+// pyneal, or AFNI's real-time protocol from Dimon/rtfeedme, docs/afni_rt.md), records each durably before
+// acknowledging it, and on a separate thread runs the live pipeline (upload, motion correction, smoothing, GLM, CCA,
+// connectivity, feedback value) and sends each TR's results to the outputs (ZeroMQ PUB, TCP feedback lines, UDP).
+// Flags override the config file. Stops on SIGINT/SIGTERM (or after --exit-after-runs runs), then prints counters and
+// the latency summary (also saved as latency_summary.json). docs/live.md.
 #include <fmt/format.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -19,6 +19,7 @@
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/pipeline_flags.hpp"
+#include "stream/afni/afni_rt_receiver.hpp"
 #include "stream/pipeline/live_stage.hpp"
 #include "stream/pipeline/pipeline_config.hpp"
 #include "stream/pipeline/warm_up.hpp"
@@ -40,6 +41,8 @@ struct RunCli {
   std::string pyneal_run = "run-01";
   double pyneal_tr = 0.0;
   int64_t pyneal_volumes = 0;
+  std::string afni_rt;  // HOST:PORT of the AFNI real-time control channel; empty: off
+  int afni_rt_first_run = 1;
   bool no_listen = false;
   bool no_device = false;
   int inject_delay_ms = 0;
@@ -142,6 +145,20 @@ void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& gl
                  o.pyneal_run, o.pyneal_volumes > 0 ? fmt::format(", {} volumes", o.pyneal_volumes) : "");
   }
 
+  std::unique_ptr<afni::AfniRtReceiver> afni_receiver;
+  if (!o.afni_rt.empty()) {
+    const auto where = afni::parse_host_port(o.afni_rt);
+    if (!where) throw std::invalid_argument(fmt::format("--afni-rt \"{}\" is not HOST:PORT", o.afni_rt));
+    afni::AfniRtOptions a;
+    a.address = where->first;
+    a.control_port = where->second;
+    a.session = c.session.empty() ? "afni" : c.session;
+    a.first_run = o.afni_rt_first_run;
+    a.limits = ingest.limits;
+    afni_receiver = std::make_unique<afni::AfniRtReceiver>(
+        a, core.as_handler(), [&core](const EndOfRun& e) { return core.handle_end_of_run(e); });
+  }
+
   std::unique_ptr<LiveOutputs> outputs;
   std::unique_ptr<LiveStage> live;
   std::thread live_thread;
@@ -179,6 +196,9 @@ void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& gl
     });
   }
 
+  std::thread afni_thread;
+  if (afni_receiver) afni_thread = std::thread([&] { afni_receiver->run(); });
+
   while (true) {
     timespec wait{0, 50'000'000};
     siginfo_t info;
@@ -202,6 +222,16 @@ void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& gl
     fmt::print(
         "pyneal: {} connections, {} handshakes, {} volumes received, {} acknowledged ({} duplicates), {} rejected\n",
         pc.connections, pc.handshakes, pc.received, pc.acked, pc.duplicates, pc.rejected);
+  }
+  if (afni_receiver) {
+    afni_receiver->stop();
+    afni_thread.join();
+    const auto ac = afni_receiver->counters();
+    fmt::print(
+        "afni-rt: {} control connections ({} refused), {} runs ({} closed), {} volumes received, {} acknowledged ({} "
+        "duplicates), {} rejected, {} headers refused, {} short reads\n",
+        ac.control_connections, ac.control_rejected, ac.runs, ac.runs_closed, ac.received, ac.acked, ac.duplicates,
+        ac.rejected, ac.headers_rejected, ac.short_reads);
   }
   core.queue().close();
   live_thread.join();
@@ -256,7 +286,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--inject-delay-ms", o->inject_delay_ms,
                   "Testing: extra time per analysed volume (to rehearse falling behind)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--no-listen", o->no_listen, "Do not bind the protocol-1 ROUTER socket (e.g. pyneal only)");
+  cmd->add_flag("--no-listen", o->no_listen,
+                "Do not bind the protocol-1 ROUTER socket (e.g. pyneal or AFNI real-time only)");
   cmd->add_option("--pyneal", o->pyneal,
                   "Also accept pyneal_scanner on this ZeroMQ PAIR endpoint (docs/pyneal.md), e.g. tcp://0.0.0.0:5560");
   cmd->add_option("--pyneal-run", o->pyneal_run, "Run id of volumes from pyneal")->capture_default_str();
@@ -266,8 +297,20 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--pyneal-volumes", o->pyneal_volumes,
                   "Volumes in the pyneal run: the last one is answered STOP and the run is closed")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--afni-rt", o->afni_rt,
+                  "Also accept AFNI real-time image sources (Dimon -rt, rtfeedme) in place of afni -rt: HOST:PORT of "
+                  "the control channel to listen on, e.g. 0.0.0.0:7954 (AFNI's port). The data channel is the port "
+                  "the source names (Dimon's default 7953) on the same interface, and must come from the control "
+                  "connection's address. Each header starts a run: run-01, run-02, ... in --session (default "
+                  "\"afni\"); a run ends at AFNI's end marker or when the source disconnects (docs/afni_rt.md)");
+  cmd->add_option("--afni-rt-first-run", o->afni_rt_first_run,
+                  "Number of the first AFNI run (run-NN), e.g. to go on in a session directory that has run-01")
+      ->check(CLI::Range(0, 99999))
+      ->capture_default_str();
   cmd->callback([o, cmd, &globals] {
-    if (o->no_listen && o->pyneal.empty()) throw std::invalid_argument("--no-listen needs --pyneal");
+    if (o->no_listen && o->pyneal.empty() && o->afni_rt.empty()) {
+      throw std::invalid_argument("--no-listen needs --pyneal or --afni-rt");
+    }
     run(*o, *cmd, globals);
   });
 }

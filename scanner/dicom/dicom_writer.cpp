@@ -390,6 +390,10 @@ void write_ge_slice(const Image& volume3d, const Geometry& g, const Pixels& pixe
   b.text(0x0020, 0x0013, gdcm::VR::IS, instance);
   b.text(0x0020, 0x0032, gdcm::VR::DS, position_text(position));
   b.text(0x0020, 0x0100, gdcm::VR::IS, std::to_string(index + 1));
+  if (!series.slice_timing_s.empty()) {  // GE's RTIA timer: seconds from the series' start to this slice
+    b.text(0x0021, 0x0010, gdcm::VR::LO, "GEMS_RELA_01");
+    b.text(0x0021, 0x105E, gdcm::VR::DS, ds(static_cast<double>(index) * series.tr_s + slice_time));
+  }
   b.text(0x0020, 0x1002, gdcm::VR::IS, std::to_string(nz));
   b.text(0x0020, 0x1041, gdcm::VR::DS, ds(position.dot(g.normal)));
   pixel_data(b, slice);

@@ -191,6 +191,10 @@ void check_slices(const Image& image, const fs::path& work, bool reversed) {
     const DicomVolume back = slice_stack_volume(files);
     expect_same(back.image, reversed ? reversed_slices(image, t) : image.extract_volume(t),
                 fmt::format("GE volume {}", t));
+    // Slice times through GE's RTIA timers (0021,105E), in the stack's order.
+    std::vector<double> times = series.slice_timing_s;
+    if (reversed) std::reverse(times.begin(), times.end());
+    expect_times(back.slice_timing_s, times, 1e-6, "GE slice times (RTIA)");
     for (int64_t k = 0; k < nz; ++k) {
       const DicomHeader h = read_dicom_header(files[static_cast<size_t>(k)]);
       EXPECT_EQ(h.instance_number, t * nz + k + 1);
