@@ -39,11 +39,11 @@ void run(WatchCli& c) {
   c.options.assembler.format = *format;
   if (c.series >= 0) c.options.assembler.series = c.series;
   if (c.mode == "auto") {
-    c.options.watch.mode = rtf::scanner::WatchMode::automatic;
+    c.options.watch.mode = rtf::scanner::WatchMode::kAuto;
   } else if (c.mode == "inotify") {
-    c.options.watch.mode = rtf::scanner::WatchMode::inotify;
+    c.options.watch.mode = rtf::scanner::WatchMode::kInotify;
   } else if (c.mode == "poll") {
-    c.options.watch.mode = rtf::scanner::WatchMode::poll;
+    c.options.watch.mode = rtf::scanner::WatchMode::kPoll;
   } else {
     throw std::invalid_argument("--watch must be auto, inotify or poll");
   }

@@ -52,7 +52,10 @@ std::vector<double> rtia_slice_times(const std::vector<DicomHeader>& headers, co
 }  // namespace
 
 DicomVolume mosaic_volume(const std::filesystem::path& file) {
-  const DicomHeader h = read_dicom_header(file);
+  return mosaic_volume(file, read_dicom_header(file));
+}
+
+DicomVolume mosaic_volume(const std::filesystem::path& file, const DicomHeader& h) {
   if (!h.is_mosaic() || !h.csa_slice_normal)
     throw DicomError(file, "not a Siemens mosaic (no MOSAIC image type or CSA)");
   const MosaicShape shape{h.plane.rows, h.plane.columns, h.mosaic_slices};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/image/image.hpp"
+#include "scanner/dicom/dicom_header.hpp"
 
 namespace rtf::dicom {
 
@@ -18,6 +19,8 @@ struct DicomVolume {
 
 // Throws DicomError for a file that is not a Siemens mosaic or whose mosaic does not hold its slices.
 DicomVolume mosaic_volume(const std::filesystem::path& file);
+// The same, with the file's header already read (read_dicom_header).
+DicomVolume mosaic_volume(const std::filesystem::path& file, const DicomHeader& header);
 
 // Throws DicomError when the files disagree in size or orientation, or two share a position.
 DicomVolume slice_stack_volume(const std::vector<std::filesystem::path>& files);

@@ -189,7 +189,7 @@ AddResult SeriesAssembler::add_dicom(const fs::path& file) {
     const int64_t index = std::max(h.instance_number, 1) - 1;  // real-time export: one instance per volume
     auto found = series_.find(h.series_instance_uid);
     if (found != series_.end() && duplicate(found->second, index)) return duplicate_result(found->second, index);
-    DicomVolume volume = mosaic_volume(file);
+    DicomVolume volume = mosaic_volume(file, h);
     Series& s = series_for(h.series_instance_uid, h.series_number, index, instance);
     return emit(s, index, {instance}, std::move(volume), {file});
   }

@@ -144,9 +144,12 @@ DicomFileCheck result(DicomFileCheck::Status status, const std::string& why) {
 
 DicomFileCheck check_dicom_file(const std::filesystem::path& path) {
   using Status = DicomFileCheck::Status;
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return result(Status::kNotDicom, "cannot be opened");
-  const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<unsigned char> bytes(static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)));
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));  // it may have shrunk meanwhile
   const bool part10 = bytes.size() >= 132 && std::string_view(reinterpret_cast<const char*>(&bytes[128]), 4) == "DICM";
   const bool bare = !part10 && bytes.size() >= 8 && bytes[0] == 0x08 && bytes[1] == 0x00;
   if (!part10 && !bare) {

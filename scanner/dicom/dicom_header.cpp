@@ -65,7 +65,7 @@ DicomHeader read_dicom_header(const std::filesystem::path& path) {
   require_whole_dicom_file(path);
   gdcm::Reader reader;
   reader.SetFileName(path.c_str());
-  if (!reader.Read()) throw DicomError(path, "not a readable DICOM file");
+  if (!reader.ReadUpToTag(gdcm::Tag(0x7FE0, 0x0010))) throw DicomError(path, "not a readable DICOM file");
   const gdcm::File& file = reader.GetFile();
   Fields f{path, {}, file.GetDataSet()};
   f.filter.SetFile(file);

@@ -110,10 +110,10 @@ constexpr std::array<NetworkFilesystem, 16> kNetworkFilesystems{{
 constexpr uint32_t kWatchMask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF |
                                 IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK;
 
-enum class Phase { tracking, queued, reported, retrying, given_up };
+enum class Phase { kTracking, kQueued, kReported, kRetrying, kGivenUp };
 
 struct FileRecord {
-  Phase phase = Phase::tracking;
+  Phase phase = Phase::kTracking;
   bool settle_completes = false;  // whether being unchanged for settle_s completes it (always, when polling)
   Signature seen;                 // at the last look
   Clock::time_point seen_since;   // when `seen` was first observed
@@ -181,20 +181,20 @@ struct FolderWatcher::State {
     record = FileRecord{};
     record.seen = record.done = signature;
     record.seen_since = now;
-    if (at_start && !options.include_existing) record.phase = Phase::reported;
+    if (at_start && !options.include_existing) record.phase = Phase::kReported;
     return record;
   }
 
   void enqueue(const std::string& key, FileRecord& record, std::vector<std::string>& out) {
-    if (record.phase == Phase::given_up) record.give_up_at.reset();  // rewritten since: a new file
-    record.phase = Phase::queued;
+    if (record.phase == Phase::kGivenUp) record.give_up_at.reset();  // rewritten since: a new file
+    record.phase = Phase::kQueued;
     record.done = record.seen;
     record.settle_completes = polling;
     out.push_back(key);
   }
 
   void give_up(const std::string& key, FileRecord& record) {
-    record.phase = Phase::given_up;
+    record.phase = Phase::kGivenUp;
     skipped.emplace_back(key);
     spdlog::warn("folder watch {}: giving up on {}: still incomplete {} s after it was first found incomplete",
                  root.string(), key, options.give_up_s);
@@ -211,27 +211,25 @@ struct FolderWatcher::State {
     const bool changed = record.seen != record.done;
     const bool settle_counts = polling || record.settle_completes;
     switch (record.phase) {
-      case Phase::tracking:
+      case Phase::kTracking:
         if (settle_counts && settled) enqueue(key, record, out);
         break;
-      case Phase::reported:
-      case Phase::given_up:
+      case Phase::kReported:
+      case Phase::kGivenUp:
         if (settle_counts && changed && settled) {
           enqueue(key, record, out);
         } else if (!polling && !changed && settled) {
           record.settle_completes = false;  // settled as reported: its watch will tell of any later change
         }
         break;
-      case Phase::retrying:
-        if (changed && settled) {
-          enqueue(key, record, out);
-        } else if (record.give_up_at && now >= *record.give_up_at) {
+      case Phase::kRetrying:
+        if (const bool grew = changed && settled; !grew && record.give_up_at && now >= *record.give_up_at) {
           give_up(key, record);
-        } else if (now >= record.next_retry_at) {
+        } else if (grew || now >= record.next_retry_at) {
           enqueue(key, record, out);
         }
         break;
-      case Phase::queued:
+      case Phase::kQueued:
         break;
     }
   }
@@ -306,7 +304,7 @@ struct FolderWatcher::State {
     auto found = files.find(key);
     FileRecord& record = found != files.end() ? found->second : new_record(key, *signature, now);
     observe(record, *signature, now);
-    if (record.phase != Phase::queued) record.settle_completes = true;
+    if (record.phase != Phase::kQueued) record.settle_completes = true;
   }
 
   // Watches `dir` (and, recursive, its subfolders) and then lists it, so that nothing written between the folder's
@@ -365,13 +363,13 @@ struct FolderWatcher::State {
     auto found = files.find(key);
     if (found == files.end()) {
       FileRecord& record = new_record(key, *signature, now);
-      record.phase = Phase::tracking;
+      record.phase = Phase::kTracking;
       enqueue(key, record, queue);
       return;
     }
     FileRecord& record = found->second;
     observe(record, *signature, now);
-    if (record.phase == Phase::tracking || (record.phase != Phase::queued && record.seen != record.done)) {
+    if (record.phase == Phase::kTracking || (record.phase != Phase::kQueued && record.seen != record.done)) {
       enqueue(key, record, queue);
     }
   }
@@ -434,14 +432,14 @@ struct FolderWatcher::State {
   // Files only a timer can complete while inotify is in use: found by listing, or handed back by retry_later().
   bool has_timed_files() const {
     return std::any_of(files.begin(), files.end(), [](const auto& entry) {
-      return entry.second.settle_completes || entry.second.phase == Phase::retrying;
+      return entry.second.settle_completes || entry.second.phase == Phase::kRetrying;
     });
   }
 
   void check_timed_files(Clock::time_point now) {
     std::vector<std::string> ready, gone;
     for (auto& [key, record] : files) {
-      if (!record.settle_completes && record.phase != Phase::retrying) continue;
+      if (!record.settle_completes && record.phase != Phase::kRetrying) continue;
       const auto signature = regular_file_signature(key);
       if (!signature) {
         gone.push_back(key);
@@ -479,7 +477,7 @@ struct FolderWatcher::State {
   void accept_last_batch() {
     for (const auto& key : last_batch) {
       auto found = files.find(key);
-      if (found != files.end() && found->second.phase == Phase::reported) found->second.give_up_at.reset();
+      if (found != files.end() && found->second.phase == Phase::kReported) found->second.give_up_at.reset();
     }
     last_batch.clear();
   }
@@ -500,7 +498,7 @@ struct FolderWatcher::State {
     std::vector<fs::path> ready;
     ready.reserve(queue.size());
     for (const auto& key : queue) {
-      files.at(key).phase = Phase::reported;
+      files.at(key).phase = Phase::kReported;
       ready.emplace_back(key);
     }
     last_batch = std::move(queue);
@@ -528,14 +526,14 @@ FolderWatcher::FolderWatcher(const fs::path& dir, WatchOptions options) : state_
   if (s.wake_fd < 0) throw WatchError(s.root, std::string("eventfd: ") + std::strerror(errno));
 
   const auto now = Clock::now();
-  if (options.mode == WatchMode::poll) {
+  if (options.mode == WatchMode::kPoll) {
     s.polling = true;
     s.reason = "polling was asked for";
-  } else if (const auto network = network_filesystem_name(s.root); network && options.mode == WatchMode::automatic) {
+  } else if (const auto network = network_filesystem_name(s.root); network && options.mode == WatchMode::kAuto) {
     s.polling = true;
     s.reason = "the folder is on a network/FUSE filesystem (" + *network + "), where inotify misses remote writes";
   } else if (auto failure = s.start_inotify(now)) {
-    if (options.mode == WatchMode::inotify) throw WatchError(s.root, *failure);
+    if (options.mode == WatchMode::kInotify) throw WatchError(s.root, *failure);
     s.polling = true;
     s.reason = *failure;
   } else {
@@ -589,7 +587,7 @@ void FolderWatcher::retry_later(const fs::path& file) {
     found->second.seen_since = now;
   }
   FileRecord& record = found->second;
-  if (record.phase == Phase::given_up) return;
+  if (record.phase == Phase::kGivenUp) return;
   std::erase(s.queue, key);
   if (!record.give_up_at) {
     record.give_up_at = now + seconds(s.options.give_up_s);
@@ -598,7 +596,7 @@ void FolderWatcher::retry_later(const fs::path& file) {
     record.backoff_s = std::min(record.backoff_s * 2, s.options.retry_backoff_s * 8);
   }
   if (now >= *record.give_up_at) return s.give_up(key, record);
-  record.phase = Phase::retrying;
+  record.phase = Phase::kRetrying;
   record.next_retry_at = now + seconds(record.backoff_s);
 }
 
@@ -610,7 +608,7 @@ void FolderWatcher::stop() {
 
 WatchMode FolderWatcher::mode() const {
   std::lock_guard lock(state_->mutex);
-  return state_->polling ? WatchMode::poll : WatchMode::inotify;
+  return state_->polling ? WatchMode::kPoll : WatchMode::kInotify;
 }
 
 std::string FolderWatcher::mode_reason() const {

@@ -20,14 +20,14 @@
 
 namespace rtf::scanner {
 
-enum class WatchMode { automatic, inotify, poll };
+enum class WatchMode { kAuto, kInotify, kPoll };
 
 struct WatchOptions {
-  WatchMode mode = WatchMode::automatic;  // automatic: inotify, unless on a network/FUSE filesystem or unavailable
-  double poll_interval_s = 0.1;           // time between scans (polling) or between re-checks of timed files (inotify)
-  double settle_s = 0.5;                  // a scanned file is complete when unchanged across scans this far apart
-  bool recursive = false;                 // watch subfolders too, including those created later (GE: one per series)
-  bool include_existing = true;           // report files already present at start (once settled)
+  WatchMode mode = WatchMode::kAuto;  // automatic: inotify, unless on a network/FUSE filesystem or unavailable
+  double poll_interval_s = 0.1;       // time between scans (polling) or between re-checks of timed files (inotify)
+  double settle_s = 0.5;              // a scanned file is complete when unchanged across scans this far apart
+  bool recursive = false;             // watch subfolders too, including those created later (GE: one per series)
+  bool include_existing = true;       // report files already present at start (once settled)
   double retry_backoff_s = 0.5;  // an unchanged retried file is reported again after this, doubling each time (to 8x)
   double give_up_s = 30;         // a retried file still incomplete this long after its first retry_later() is skipped
 };

@@ -61,7 +61,7 @@ void ScannerWatch::stop() {
   watcher_.stop();
 }
 
-void ScannerWatch::send(dicom::AssembledVolume&& v, int64_t ready_ns) {
+void ScannerWatch::send(dicom::AssembledVolume&& v, VolumeTimes times) {
   const double file_tr = v.volume.image.header().tr_s;
   const double tr_s = options_.tr_s > 0 ? options_.tr_s : file_tr;
   if (!(tr_s > 0)) {
@@ -73,13 +73,15 @@ void ScannerWatch::send(dicom::AssembledVolume&& v, int64_t ready_ns) {
   out.header = wire_header(v, options_.session, tr_s, type);
   out.payload = stream::encode_voxels(image.data(), type);
   stream::seal_volume(out);
-  ready_ns_[{v.run, v.index}] = ready_ns;
   RunState& state = runs_[v.run];
   ++state.sent;
   state.highest = std::max(state.highest, v.index);
   state.last_volume_s = now_s();
   spdlog::info("{} volume {} ({} file{}) sent", v.run, v.index, v.files.size(), v.files.size() == 1 ? "" : "s");
+  const std::pair<std::string, int64_t> key{v.run, v.index};
   sender_.send(std::move(out));
+  times.sent_ns = stream::steady_now_ns();
+  times_[key] = times;
 }
 
 void ScannerWatch::note_acknowledged(ScannerWatchReport& report) {
@@ -88,10 +90,11 @@ void ScannerWatch::note_acknowledged(ScannerWatchReport& report) {
   for (; acknowledged_seen_ < acked.size(); ++acknowledged_seen_) {
     const auto& key = acked[acknowledged_seen_];
     ++report.acked;
-    const auto ready = ready_ns_.find(key);
-    if (ready == ready_ns_.end()) continue;
-    if (options_.on_acknowledged) options_.on_acknowledged(key.first, key.second, ready->second, now);
-    ready_ns_.erase(ready);
+    const auto found = times_.find(key);
+    if (found == times_.end()) continue;
+    found->second.acked_ns = now;
+    if (options_.on_acknowledged) options_.on_acknowledged(key.first, key.second, found->second);
+    times_.erase(found);
   }
 }
 
@@ -118,11 +121,15 @@ void ScannerWatch::close_run(const std::string& run, RunState& state, ScannerWat
 ScannerWatchReport ScannerWatch::run() {
   ScannerWatchReport report;
   while (!stop_.load()) {
-    const std::vector<std::filesystem::path> ready = watcher_.next_ready(0.05);
+    // While volumes await their ACKs, wait on the server's socket (a few ms at a time) rather than on the folder,
+    // so that an ACK is taken as it arrives; otherwise wait on the folder.
+    const bool awaiting = sender_.pending() > 0;
+    const std::vector<std::filesystem::path> ready = watcher_.next_ready(awaiting ? 0.0 : 0.05);
     const int64_t ready_ns = stream::steady_now_ns();
     for (const auto& file : ready) {
       ++report.files;
       dicom::AddResult r = assembler_.add(file);
+      const int64_t assembled_ns = stream::steady_now_ns();
       switch (r.status) {
         case dicom::AddResult::Status::kUsed:
           break;
@@ -142,7 +149,7 @@ ScannerWatchReport ScannerWatch::run() {
       }
       for (auto& volume : r.volumes) {
         try {
-          send(std::move(volume), ready_ns);
+          send(std::move(volume), VolumeTimes{ready_ns, assembled_ns, 0, 0});
           ++report.volumes;
         } catch (const std::exception& e) {
           ++report.skipped;
@@ -150,7 +157,7 @@ ScannerWatchReport ScannerWatch::run() {
         }
       }
     }
-    sender_.poll(0);
+    sender_.poll(sender_.pending() > 0 && ready.empty() ? 0.002 : 0.0);
     note_acknowledged(report);
     const double now = now_s();
     for (auto& [run, state] : runs_) {

@@ -22,6 +22,12 @@
 
 namespace rtf::scanner {
 
+// When a volume passed each step (steady clock, ns): its last file reported complete by the watcher, the volume
+// assembled (files read and decoded), handed to the sender (encoded and transmitted), and its ACK taken.
+struct VolumeTimes {
+  int64_t ready_ns = 0, assembled_ns = 0, sent_ns = 0, acked_ns = 0;
+};
+
 struct ScannerWatchOptions {
   std::filesystem::path folder;
   WatchOptions watch;
@@ -34,9 +40,8 @@ struct ScannerWatchOptions {
   double end_after_s = 0.0;      // END_OF_RUN once a run has had no new volume for this long (0: only at the end)
   double finish_timeout_s = 30;  // waiting for the last ACKs and each END_OF_RUN's ACK
   int64_t stop_after = 0;  // stop once this many volumes are acknowledged (tests, benchmarks); 0: run until stop()
-  // Called on the watch's thread for each volume acknowledged, with the steady-clock time (ns) the watcher reported
-  // its last file complete and the time the ACK arrived (the latency benchmark).
-  std::function<void(const std::string& run, int64_t index, int64_t ready_ns, int64_t acked_ns)> on_acknowledged;
+  // Called on the watch's thread for each volume acknowledged (the latency benchmark).
+  std::function<void(const std::string& run, int64_t index, const VolumeTimes& times)> on_acknowledged;
 };
 
 struct ScannerWatchReport {
@@ -70,7 +75,7 @@ class ScannerWatch {
     bool closed = false;
   };
 
-  void send(dicom::AssembledVolume&& volume, int64_t ready_ns);
+  void send(dicom::AssembledVolume&& volume, VolumeTimes times);
   void close_run(const std::string& run, RunState& state, ScannerWatchReport& report);
   void note_acknowledged(ScannerWatchReport& report);
 
@@ -79,7 +84,7 @@ class ScannerWatch {
   dicom::SeriesAssembler assembler_;
   stream::VolumeSender sender_;
   std::map<std::string, RunState> runs_;
-  std::map<std::pair<std::string, int64_t>, int64_t> ready_ns_;  // (run, index) -> its last file's ready time
+  std::map<std::pair<std::string, int64_t>, VolumeTimes> times_;  // (run, index) -> its steps so far
   size_t acknowledged_seen_ = 0;
   std::atomic<bool> stop_{false};
 };
