@@ -142,11 +142,16 @@ int main(int argc, char** argv) {
   int64_t volumes = 200;
   std::string parent = fs::temp_directory_path().string();
   app.add_option("--volumes", volumes, "Volumes per layout")->capture_default_str();
-  app.add_option("--dir", parent, "Folder for the export folder and the server's session")->capture_default_str();
+  app.add_option("--dir", parent,
+                 "Folder for the export folder and the server's session (a disk: the server's fsync counts; /dev/shm: "
+                 "the software alone)")
+      ->capture_default_str();
+  std::string only;
+  app.add_option("--layout", only, "Only this layout: mosaic, enhanced or ge");
   CLI11_PARSE(app, argc, argv);
-  bench_layout("mosaic", {64, 64, 33}, volumes, parent);
-  bench_layout("mosaic", {104, 104, 72}, volumes, parent);
-  bench_layout("enhanced", {104, 104, 72}, volumes, parent);
-  bench_layout("ge", {64, 64, 33}, volumes, parent);
+  if (only.empty() || only == "mosaic") bench_layout("mosaic", {64, 64, 33}, volumes, parent);
+  if (only.empty() || only == "mosaic") bench_layout("mosaic", {104, 104, 72}, volumes, parent);
+  if (only.empty() || only == "enhanced") bench_layout("enhanced", {104, 104, 72}, volumes, parent);
+  if (only.empty() || only == "ge") bench_layout("ge", {64, 64, 33}, volumes, parent);
   return 0;
 }

@@ -137,7 +137,7 @@ class Walker {
 };
 
 DicomFileCheck result(DicomFileCheck::Status status, const std::string& why) {
-  return {status, why};
+  return {status, why, {}};
 }
 
 }  // namespace
@@ -166,13 +166,13 @@ DicomFileCheck check_dicom_file(const std::filesystem::path& path) {
     }
     return result(Status::kNotDicom, "not a DICOM file (no DICM marker)");
   }
+  std::string syntax;
   try {
     size_t pos = 0;
     bool explicit_vr = true, big_endian = false;
     if (part10) {
       // The file meta group: explicit VR little endian, always.
       pos = 132;
-      std::string syntax;
       while (pos + 8 <= bytes.size() && bytes[pos] == 0x02 && bytes[pos + 1] == 0x00) {
         const size_t start = pos;
         const uint16_t element = static_cast<uint16_t>(bytes[pos + 2] | bytes[pos + 3] << 8);
@@ -193,7 +193,7 @@ DicomFileCheck check_dicom_file(const std::filesystem::path& path) {
         pos = value + length;
       }
       if (pos + 8 > bytes.size()) throw Truncated{"the file ends after its meta information"};
-      if (syntax == "1.2.840.10008.1.2.1.99") return {};  // deflated: GDCM inflates and checks it
+      if (syntax == "1.2.840.10008.1.2.1.99") return {Status::kComplete, {}, syntax};  // deflated: GDCM inflates it
       explicit_vr = syntax != "1.2.840.10008.1.2";
       big_endian = syntax == "1.2.840.10008.1.2.2";
     } else {
@@ -203,11 +203,11 @@ DicomFileCheck check_dicom_file(const std::filesystem::path& path) {
     walker.top_level(pos);
     if (!walker.saw_pixel_data()) throw Truncated{"the file ends before its pixel data"};
   } catch (const Truncated& t) {
-    return result(Status::kTruncated, t.what);
+    return {Status::kTruncated, t.what, syntax};
   } catch (const Malformed& m) {
-    return result(Status::kMalformed, m.what);
+    return {Status::kMalformed, m.what, syntax};
   }
-  return {};
+  return {Status::kComplete, {}, syntax};
 }
 
 }  // namespace rtf::dicom

@@ -21,7 +21,8 @@ struct DicomFileCheck {
     kMalformed,  // a structure no writer produces (delimiters out of place, nesting deeper than 64)
   };
   Status status = Status::kComplete;
-  std::string reason;  // for every status but kComplete (without the file's name)
+  std::string reason;           // for every status but kComplete (without the file's name)
+  std::string transfer_syntax;  // the file meta group's TransferSyntaxUID, where the walk got that far
   bool complete() const { return status == Status::kComplete; }
 };
 

@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include "scanner/dicom/csa_check.hpp"
 #include "scanner/dicom/dicom_file_check.hpp"
 #include "scanner/dicom/dicom_text.hpp"
 
@@ -45,12 +47,14 @@ struct Fields {
   }
 };
 
-// A CSA element's items as numbers (GDCM joins an element's items with backslashes).
-std::vector<double> csa_numbers(gdcm::CSAHeader& csa, const char* name) {
+// A CSA element's items as numbers (GDCM joins an element's items with backslashes); their text in *text.
+std::vector<double> csa_numbers(gdcm::CSAHeader& csa, const char* name, std::string* text = nullptr) {
   if (!csa.FindCSAElementByName(name)) return {};
   const gdcm::ByteValue* bytes = csa.GetCSAElementByName(name).GetByteValue();
   if (bytes == nullptr) return {};
-  return numbers(std::string(bytes->GetPointer(), bytes->GetLength()));
+  const std::string value(bytes->GetPointer(), bytes->GetLength());
+  if (text != nullptr) *text = trimmed(value);
+  return numbers(value);
 }
 
 }  // namespace
@@ -65,7 +69,11 @@ DicomHeader read_dicom_header(const std::filesystem::path& path) {
   require_whole_dicom_file(path);
   gdcm::Reader reader;
   reader.SetFileName(path.c_str());
-  if (!reader.ReadUpToTag(gdcm::Tag(0x7FE0, 0x0010))) throw DicomError(path, "not a readable DICOM file");
+  if (!reader.ReadUpToTag(gdcm::Tag(0x7FE0, 0x0010))) {
+    const std::string syntax = check_dicom_file(path).transfer_syntax;
+    throw DicomError(path, syntax.empty() ? "not a readable DICOM file"
+                                          : fmt::format("not a DICOM file GDCM can read (transfer syntax {})", syntax));
+  }
   const gdcm::File& file = reader.GetFile();
   Fields f{path, {}, file.GetDataSet()};
   f.filter.SetFile(file);
@@ -103,14 +111,33 @@ DicomHeader read_dicom_header(const std::filesystem::path& path) {
     const std::vector<double> rtia = numbers(f.text(0x0021, 0x105E));
     if (rtia.size() == 1) h.ge_rtia_timer_s = rtia[0];
   }
+  // A CSA header GDCM would abort on (scanner/dicom/csa_check.hpp) is never handed to it; a mosaic then has no slice
+  // count and is refused below.
+  const bool mosaic_type = h.image_type.find("MOSAIC") != std::string::npos;
+  std::string csa_problem = "no Siemens CSA image header (0029,1010)";
+  std::string slices_text;
   gdcm::CSAHeader csa;
   const gdcm::PrivateTag& csa_tag = gdcm::CSAHeader::GetCSAImageHeaderInfoTag();
-  if (f.data.FindDataElement(csa_tag) && csa.LoadFromDataElement(f.data.GetDataElement(csa_tag))) {
-    const std::vector<double> n = csa_numbers(csa, "NumberOfImagesInMosaic");
-    if (!n.empty()) h.mosaic_slices = static_cast<int>(n[0]);
-    const std::vector<double> normal = csa_numbers(csa, "SliceNormalVector");
-    if (normal.size() == 3) h.csa_slice_normal = std::array<double, 3>{normal[0], normal[1], normal[2]};
-    h.mosaic_ref_acq_times_ms = csa_numbers(csa, "MosaicRefAcqTimes");
+  if (f.data.FindDataElement(csa_tag)) {
+    const gdcm::DataElement& csa_element = f.data.GetDataElement(csa_tag);
+    const gdcm::ByteValue* bytes = csa_element.GetByteValue();
+    const CsaCheck check =
+        bytes == nullptr ? CsaCheck{false, "no bytes"} : check_csa_header({bytes->GetPointer(), bytes->GetLength()});
+    if (!check.ok) {
+      csa_problem = "a malformed Siemens CSA image header (0029,1010): " + check.problem;
+    } else if (csa.LoadFromDataElement(csa_element)) {
+      csa_problem = "no NumberOfImagesInMosaic in its CSA image header";
+      const std::vector<double> n = csa_numbers(csa, "NumberOfImagesInMosaic", &slices_text);
+      if (n.size() == 1 && n[0] >= 1 && n[0] <= 1e8 && n[0] == std::floor(n[0]))
+        h.mosaic_slices = static_cast<int>(n[0]);
+      if (!slices_text.empty()) csa_problem = fmt::format("CSA NumberOfImagesInMosaic '{}'", slices_text);
+      const std::vector<double> normal = csa_numbers(csa, "SliceNormalVector");
+      if (normal.size() == 3) h.csa_slice_normal = std::array<double, 3>{normal[0], normal[1], normal[2]};
+      h.mosaic_ref_acq_times_ms = csa_numbers(csa, "MosaicRefAcqTimes");
+    }
+  }
+  if (mosaic_type && h.mosaic_slices < 1) {
+    throw DicomError(path, fmt::format("a MOSAIC image with {}: its slices cannot be unpacked", csa_problem));
   }
   return h;
 }

@@ -57,7 +57,9 @@ struct DicomHeader {
 void require_whole_dicom_file(const std::filesystem::path& path);
 
 // Throws DicomIncomplete / DicomError as require_whole_dicom_file, DicomError for a file that lacks Rows, Columns, or
-// (other than an enhanced file) ImageOrientationPatient, ImagePositionPatient or PixelSpacing.
+// (other than an enhanced file) ImageOrientationPatient, ImagePositionPatient or PixelSpacing, and for a MOSAIC image
+// without a usable CSA NumberOfImagesInMosaic (no CSA header, one that scanner/dicom/csa_check.hpp refuses — never
+// handed to GDCM, which aborts on some —, or a count that is not a whole number >= 1).
 DicomHeader read_dicom_header(const std::filesystem::path& path);
 
 }  // namespace rtf::dicom

@@ -157,7 +157,7 @@ ScannerWatchReport ScannerWatch::run() {
         }
       }
     }
-    sender_.poll(sender_.pending() > 0 && ready.empty() ? 0.002 : 0.0);
+    sender_.poll_until_reply(sender_.pending() > 0 && ready.empty() ? 0.002 : 0.0);
     note_acknowledged(report);
     const double now = now_s();
     for (auto& [run, state] : runs_) {

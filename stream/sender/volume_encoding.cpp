@@ -1,6 +1,7 @@
 // Float voxels -> little-endian wire bytes of an integer or float32 datatype.
 #include "stream/sender/volume_encoding.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -13,36 +14,41 @@ namespace rtf::stream {
 
 namespace {
 
+// Exactly representable in T: within T's range (which NaN never is) and unchanged by the round trip through T. The
+// conversion is defined once the range holds, and the test compiles to a few vector instructions per voxel (the scanner
+// watch encodes a 104 x 104 x 72 volume per TR).
 template <typename T>
 bool fits(float v) {
   if constexpr (std::is_floating_point_v<T>) {
     return true;
   } else {
-    return std::isfinite(v) && std::nearbyint(v) == v && v >= static_cast<float>(std::numeric_limits<T>::min()) &&
-           static_cast<double>(v) <= static_cast<double>(std::numeric_limits<T>::max());
-  }
-}
-
-template <typename T>
-void encode(std::span<const float> values, std::vector<std::byte>& out) {
-  static_assert(std::endian::native == std::endian::little, "wire format is little-endian");
-  out.resize(values.size() * sizeof(T));
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!fits<T>(values[i])) {
-      throw std::invalid_argument("voxel " + std::to_string(i) + " value " + std::to_string(values[i]) +
-                                  " is not representable in the wire datatype");
-    }
-    const T v = static_cast<T>(values[i]);
-    std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+    constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+    const double d = static_cast<double>(v);
+    return d >= lo && d <= hi && static_cast<double>(static_cast<T>(v)) == d;
   }
 }
 
 template <typename T>
 bool all_fit(std::span<const float> values) {
-  for (float v : values) {
-    if (!fits<T>(v)) return false;
+  bool ok = true;
+  for (float v : values) ok &= fits<T>(v);  // no early exit: the loop vectorises
+  return ok;
+}
+
+template <typename T>
+void encode(std::span<const float> values, std::vector<std::byte>& out) {
+  static_assert(std::endian::native == std::endian::little, "wire format is little-endian");
+  if (!all_fit<T>(values)) {
+    const auto bad = std::find_if(values.begin(), values.end(), [](float v) { return !fits<T>(v); });
+    throw std::invalid_argument("voxel " + std::to_string(bad - values.begin()) + " value " + std::to_string(*bad) +
+                                " is not representable in the wire datatype");
   }
-  return true;
+  out.resize(values.size() * sizeof(T));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const T v = static_cast<T>(values[i]);
+    std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
+  }
 }
 
 }  // namespace

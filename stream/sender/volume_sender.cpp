@@ -202,8 +202,17 @@ void VolumeSender::resend_overdue() {
 }
 
 void VolumeSender::poll(double wait_s) {
+  poll_for(wait_s, false);
+}
+
+void VolumeSender::poll_until_reply(double wait_s) {
+  poll_for(wait_s, true);
+}
+
+void VolumeSender::poll_for(double wait_s, bool until_reply) {
   const double deadline = now_s() + wait_s;
   do {
+    bool replied = false;
     const double left = deadline - now_s();
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(std::max(0.0, std::min(left, 0.05)) * 1000));
@@ -217,9 +226,11 @@ void VolumeSender::poll(double wait_s) {
           continue;
         }
         handle_reply(message.to_string_view());
+        replied = true;
       }
     }
     resend_overdue();
+    if (until_reply && replied) return;
   } while (now_s() < deadline);
 }
 

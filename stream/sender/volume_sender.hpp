@@ -68,6 +68,8 @@ class VolumeSender {
 
   // Handles replies arriving within wait_s (at least one poll), and resends volumes whose reply is overdue.
   void poll(double wait_s);
+  // The same, returning as soon as a wait brought at least one reply (the scanner watch takes each ACK as it comes).
+  void poll_until_reply(double wait_s);
 
   // Closes the connection (discarding anything ZeroMQ had queued) and opens a new one; every unacknowledged
   // volume is transmitted again.
@@ -99,6 +101,7 @@ class VolumeSender {
   using Key = std::pair<std::string, int64_t>;  // (run, index)
 
   void open_socket();
+  void poll_for(double wait_s, bool until_reply);
   bool transmit(std::span<const std::byte> header, std::span<const std::byte> payload);
   void transmit_intact(Pending& p);
   void handle_reply(std::string_view text);
