@@ -128,6 +128,11 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
   cmd->add_option("--poll-interval", o.watch.poll_interval_s, "Seconds between scans when polling")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--give-up", o.watch.give_up_s,
+                  "Seconds a file that is not whole yet (still being written, or cut short) is offered again before it "
+                  "is skipped with a warning")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--resend-timeout", o.sender.resend_timeout_s, "Seconds without a reply before a volume is resent")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -3,6 +3,8 @@
 // (sim/dicom/dicom_series_sim.hpp). Ctrl-C stops after the file being written.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <memory>
 #include <optional>
@@ -21,6 +23,37 @@ extern "C" void request_stop(int /*signal*/) {
   g_stop_requested = 1;
 }
 
+// The DICOM writers refuse a volume whose voxels are not exact integers in the int16/uint16 range, but only when they
+// reach it: the volumes to write (first, first + count) are checked here first, so that a bad late volume leaves no
+// earlier files (or folder) behind.
+void check_exact_integers(const rtf::Image& image, int64_t first, int64_t count, const std::string& file) {
+  const std::vector<float>& v = image.data();
+  const auto per_volume = static_cast<size_t>(image.nx() * image.ny() * image.nz());
+  const int64_t end = count < 0 ? image.nt() : std::min(image.nt(), first + count);
+  for (int64_t t = std::max<int64_t>(first, 0); t < end; ++t) {
+    const size_t start = static_cast<size_t>(t) * per_volume;
+    double low = v[start], high = v[start];
+    for (size_t i = start; i < start + per_volume; ++i) {
+      const double x = v[i];
+      if (!std::isfinite(x) || x != std::nearbyint(x) || x < -32768.0 || x > 65535.0) {
+        const size_t at = i - start;
+        const auto nx = static_cast<size_t>(image.nx()), ny = static_cast<size_t>(image.ny());
+        throw std::invalid_argument(fmt::format(
+            "{}: volume {}, voxel ({}, {}, {}) = {} is not an integer in the int16/uint16 range; the DICOM writers "
+            "store exact integers only (round or rescale the image first); nothing written",
+            file, t, at % nx, (at / nx) % ny, at / (nx * ny), x));
+      }
+      low = std::min(low, x);
+      high = std::max(high, x);
+    }
+    if (low < 0.0 && high > 32767.0) {
+      throw std::invalid_argument(
+          fmt::format("{}: volume {} has values from {} to {}, which fit neither int16 nor uint16; nothing written",
+                      file, t, low, high));
+    }
+  }
+}
+
 struct DicomCli {
   std::string file, vendor = "siemens-mosaic", slice_order = "none";
   rtf::sim::DicomSimOptions options;
@@ -30,11 +63,15 @@ void run(DicomCli& c) {
   auto& o = c.options;
   o.vendor = rtf::sim::parse_dicom_vendor(c.vendor);
   const rtf::Image image = rtf::read_nifti(c.file);
+  check_exact_integers(image, o.start, o.count, c.file);
   const double tr_s = o.tr_s > 0 ? o.tr_s : image.header().tr_s;
-  const std::optional<std::vector<double>> from_file = rtf::sim::nifti_slice_timing(c.file, image.nz());
+  std::optional<std::vector<double>> from_file = rtf::sim::nifti_slice_timing(c.file, image.nz());
+  if (!from_file) from_file = rtf::sim::bids_slice_timing(c.file, image.nz(), tr_s);
   if (from_file) {
     o.slice_timing_s = *from_file;
-    if (c.slice_order != "none") fmt::print("slice times from the file's slice_code; --slice-order ignored\n");
+    if (c.slice_order != "none") {
+      fmt::print("slice times from the file's slice_code or BIDS sidecar; --slice-order ignored\n");
+    }
   } else {
     o.slice_timing_s = rtf::sim::slice_timing(rtf::sim::parse_slice_order(c.slice_order), image.nz(), tr_s);
   }
@@ -75,6 +112,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
       "multi-frame file per volume). Volume i appears i + 1 TRs after the start. Voxels must be integers in the int16 "
       "or "
       "uint16 range (written exactly). Slice times come from the file's slice_code/slice_duration when set, else from "
+      "its BIDS sidecar's SliceTiming (FILE.json beside FILE.nii[.gz]), else from "
       "--slice-order spread evenly over the TR. Ctrl-C finishes the file (GE: the volume) being written and stops; in "
       "place, a hard kill mid-write can leave a truncated file, with --atomic only a hidden .tmp file.");
   cmd->add_option("FILE", c->file, "3D or 4D NIfTI (.nii or .nii.gz)")->required()->check(CLI::ExistingFile);

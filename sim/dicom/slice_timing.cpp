@@ -1,5 +1,6 @@
 // Acquisition order -> times (order[m] is acquired at m * duration); the NIfTI header read raw through zlib (which
-// reads .nii and .nii.gz alike), NIfTI-1 (348 bytes) or NIfTI-2 (540 bytes), either byte order.
+// reads .nii and .nii.gz alike), NIfTI-1 (348 bytes) or NIfTI-2 (540 bytes), either byte order; the BIDS sidecar's
+// SliceTiming through nlohmann-json.
 #include "sim/dicom/slice_timing.hpp"
 
 #include <fmt/format.h>
@@ -8,6 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace rtf::sim {
@@ -138,6 +141,43 @@ std::optional<std::vector<double>> nifti_slice_timing(const std::filesystem::pat
   if (end <= 0 || end >= nz) end = nz - 1;
   if (start < 0 || start > end) start = 0;
   return times_of(nifti_order(code, start, end), nz, duration);
+}
+
+std::filesystem::path bids_sidecar(const std::filesystem::path& nifti) {
+  std::string name = nifti.filename().string();
+  for (const char* ext : {".nii.gz", ".nii"}) {
+    const std::string e(ext);
+    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) {
+      name.resize(name.size() - e.size());
+      break;
+    }
+  }
+  return nifti.parent_path() / (name + ".json");
+}
+
+std::optional<std::vector<double>> bids_slice_timing(const std::filesystem::path& nifti, int64_t nz, double tr_s) {
+  const std::filesystem::path sidecar = bids_sidecar(nifti);
+  std::ifstream in(sidecar);
+  if (!in) return std::nullopt;
+  const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) {
+    throw std::invalid_argument(fmt::format("{}: not a JSON object", sidecar.string()));
+  }
+  if (!json.contains("SliceTiming")) return std::nullopt;
+  const nlohmann::json& times = json["SliceTiming"];
+  std::vector<double> out;
+  if (times.is_array()) {
+    for (const auto& t : times) {
+      if (!t.is_number()) break;
+      out.push_back(t.get<double>());
+    }
+  }
+  const bool within = std::all_of(out.begin(), out.end(), [&](double t) { return t >= 0.0 && t < tr_s; });
+  if (!times.is_array() || static_cast<int64_t>(out.size()) != nz || out.size() != times.size() || !within) {
+    throw std::invalid_argument(
+        fmt::format("{}: SliceTiming must be {} numbers in [0, TR {} s)", sidecar.string(), nz, tr_s));
+  }
+  return out;
 }
 
 }  // namespace rtf::sim

@@ -27,4 +27,11 @@ std::vector<double> slice_timing(SliceOrder order, int64_t nz, double tr_s);
 // std::invalid_argument when its slice dimension is not the third or its slice code is unknown.
 std::optional<std::vector<double>> nifti_slice_timing(const std::filesystem::path& path, int64_t nz);
 
+// The BIDS sidecar of a NIfTI file: X.json beside X.nii or X.nii.gz.
+std::filesystem::path bids_sidecar(const std::filesystem::path& nifti);
+
+// Its "SliceTiming" (seconds, one per slice): nullopt where there is no sidecar or it has no SliceTiming. Throws
+// std::invalid_argument naming the sidecar when it is not JSON, or SliceTiming is not `nz` numbers in [0, tr_s).
+std::optional<std::vector<double>> bids_slice_timing(const std::filesystem::path& nifti, int64_t nz, double tr_s);
+
 }  // namespace rtf::sim

@@ -3,7 +3,7 @@
 // the vendors' file names, exactly the requested volumes (--start/--count) and nothing else in the folder, files that
 // read back (scanner/assemble/dicom_volume.hpp) as the image's volumes, atomic mode leaving no temporary file, a stop
 // request ending the run cleanly, refusals of unusable options; and the slice times (sim/dicom/slice_timing.hpp) from
-// named orders and from a NIfTI header's slice_code / slice_duration.
+// named orders, from a NIfTI header's slice_code / slice_duration and from a BIDS sidecar's SliceTiming.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -201,6 +201,24 @@ TEST(SliceTiming, FromTheNiftiHeader) {
   const std::vector<double> want2{0.5, 0.0, 0.75, 0.25, 1.0};
   for (size_t k = 0; k < 5; ++k) EXPECT_NEAR((*alt_inc2)[k], want2[k], 1e-6) << "slice " << k;
   EXPECT_THROW(nifti_slice_timing(work / "missing.nii", 5), std::runtime_error);
+}
+
+TEST(SliceTiming, FromTheBidsSidecar) {
+  const test::TempDir tmp;
+  const fs::path nifti = tmp.path() / "sub-01_task-rest_bold.nii.gz";
+  EXPECT_EQ(bids_sidecar(nifti), tmp.path() / "sub-01_task-rest_bold.json");
+  EXPECT_EQ(bids_sidecar(tmp.path() / "x.nii"), tmp.path() / "x.json");
+  EXPECT_FALSE(bids_slice_timing(nifti, 3, 2.0).has_value());  // no sidecar
+  std::ofstream(bids_sidecar(nifti)) << R"({"RepetitionTime": 2.0, "SliceTiming": [0.0, 1.333, 0.667]})";
+  const auto times = bids_slice_timing(nifti, 3, 2.0);
+  ASSERT_TRUE(times.has_value());
+  EXPECT_EQ(*times, (std::vector<double>{0.0, 1.333, 0.667}));
+  EXPECT_THROW(bids_slice_timing(nifti, 4, 2.0), std::invalid_argument);  // 3 times for 4 slices
+  EXPECT_THROW(bids_slice_timing(nifti, 3, 1.0), std::invalid_argument);  // a time beyond the TR
+  std::ofstream(bids_sidecar(nifti)) << R"({"RepetitionTime": 2.0})";
+  EXPECT_FALSE(bids_slice_timing(nifti, 3, 2.0).has_value());
+  std::ofstream(bids_sidecar(nifti)) << "{not json";
+  EXPECT_THROW(bids_slice_timing(nifti, 3, 2.0), std::invalid_argument);
 }
 
 }  // namespace
