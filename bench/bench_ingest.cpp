@@ -25,11 +25,6 @@ namespace {
 
 using namespace rtf;
 
-nlohmann::json stage(std::vector<double> ms) {
-  const Quantiles q = quantiles(std::move(ms));
-  return {{"n", q.count}, {"p50_ms", q.median}, {"p95_ms", q.p95}, {"p99_ms", q.p99}, {"max_ms", q.max}};
-}
-
 Image make_series(std::array<int64_t, 3> dims, int64_t volumes) {
   ImageHeader h;
   h.dims = dims;
@@ -107,10 +102,10 @@ void bench_latency(Device* device, std::array<int64_t, 3> dims, int64_t volumes,
                      {"fsync", fsync == stream::FsyncPolicy::kEveryVolume ? "every_volume" : "none"},
                      {"period_ms", period_s * 1e3},
                      {"warmup_volumes", skip},
-                     {"received_to_written", stage(written)},
-                     {"received_to_recorded", stage(recorded)},  // durable and ACKed; beside the upload
-                     {"written_to_uploaded", stage(uploaded)},
-                     {"received_to_uploaded", stage(total)},
+                     {"received_to_written", bench::latency_json(written)},
+                     {"received_to_recorded", bench::latency_json(recorded)},  // durable and ACKed; beside the upload
+                     {"written_to_uploaded", bench::latency_json(uploaded)},
+                     {"received_to_uploaded", bench::latency_json(total)},
                      {"device", device != nullptr ? device->info().label() : "none"},
                      {"session_dir_parent", parent.string()}});
 }

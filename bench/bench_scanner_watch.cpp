@@ -29,11 +29,6 @@ namespace {
 using namespace rtf;
 namespace fs = std::filesystem;
 
-nlohmann::json stage(std::vector<double> ms) {
-  const Quantiles q = quantiles(std::move(ms));
-  return {{"n", q.count}, {"p50_ms", q.median}, {"p95_ms", q.p95}, {"p99_ms", q.p99}, {"max_ms", q.max}};
-}
-
 Image make_volume(std::array<int64_t, 3> dims, uint32_t seed) {
   ImageHeader h;
   h.dims = dims;
@@ -127,11 +122,11 @@ void bench_layout(const std::string& layout, std::array<int64_t, 3> dims, int64_
                      {"layout", layout},
                      {"dims", dims},
                      {"volumes", volumes},
-                     {"file_to_ack", stage(total)},
-                     {"file_to_ready", stage(detect)},
-                     {"read_and_assemble", stage(assemble)},
-                     {"encode_and_send", stage(send)},
-                     {"send_to_ack", stage(ack)}});
+                     {"file_to_ack", bench::latency_json(total)},
+                     {"file_to_ready", bench::latency_json(detect)},
+                     {"read_and_assemble", bench::latency_json(assemble)},
+                     {"encode_and_send", bench::latency_json(send)},
+                     {"send_to_ack", bench::latency_json(ack)}});
   fs::remove_all(root);
 }
 

@@ -25,6 +25,12 @@ inline Timing summarize(std::vector<double> samples) {
   return {q.median, q.p95, q.min, static_cast<int>(q.count)};
 }
 
+// A latency distribution in ms as the latency benchmarks print it: n, p50, p95, p99, max.
+inline nlohmann::json latency_json(std::vector<double> ms) {
+  const Quantiles q = quantiles(std::move(ms));
+  return {{"n", q.count}, {"p50_ms", q.median}, {"p95_ms", q.p95}, {"p99_ms", q.p99}, {"max_ms", q.max}};
+}
+
 inline void print_line(const nlohmann::json& line) {
   std::printf("%s\n", line.dump().c_str());
   std::fflush(stdout);

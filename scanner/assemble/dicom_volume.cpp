@@ -17,15 +17,7 @@ namespace rtf::dicom {
 namespace {
 
 ImageHeader volume_header(const DicomHeader& h, int nx, int ny, int nz, const Eigen::Matrix4d& affine) {
-  ImageHeader out;
-  out.dims = {nx, ny, nz};
-  out.num_volumes = 1;
-  out.affine = affine;
-  for (int c = 0; c < 3; ++c) out.voxel_mm[static_cast<size_t>(c)] = affine.block<3, 1>(0, c).norm();
-  out.xform_code = 1;
-  out.tr_s = h.repetition_time_ms / 1000.0;
-  out.source_type = h.pixel_representation == 1 ? DataType::kInt16 : DataType::kUint16;
-  return out;
+  return dicom_volume_header(nx, ny, nz, affine, h.repetition_time_ms / 1000.0, h.pixel_representation == 1);
 }
 
 // GE's slice times: each slice's RTIA timer less the volume's earliest, in stacked order. Used only where they are
@@ -50,6 +42,18 @@ std::vector<double> rtia_slice_times(const std::vector<DicomHeader>& headers, co
 }
 
 }  // namespace
+
+ImageHeader dicom_volume_header(int nx, int ny, int nz, const Eigen::Matrix4d& affine, double tr_s, bool is_signed) {
+  ImageHeader out;
+  out.dims = {nx, ny, nz};
+  out.num_volumes = 1;
+  out.affine = affine;
+  for (int c = 0; c < 3; ++c) out.voxel_mm[static_cast<size_t>(c)] = affine.block<3, 1>(0, c).norm();
+  out.xform_code = 1;
+  out.tr_s = tr_s;
+  out.source_type = is_signed ? DataType::kInt16 : DataType::kUint16;
+  return out;
+}
 
 DicomVolume mosaic_volume(const std::filesystem::path& file) {
   return mosaic_volume(file, read_dicom_header(file));

@@ -17,6 +17,10 @@ struct DicomVolume {
   std::vector<double> slice_timing_s;  // empty where the files do not say
 };
 
+// The header of a volume built from DICOM: dims, dcm2niix's affine (voxel sizes from its columns), the TR, and the
+// stored type (int16 for signed pixels, uint16 otherwise) as the source type.
+ImageHeader dicom_volume_header(int nx, int ny, int nz, const Eigen::Matrix4d& affine, double tr_s, bool is_signed);
+
 // Throws DicomError for a file that is not a Siemens mosaic or whose mosaic does not hold its slices.
 DicomVolume mosaic_volume(const std::filesystem::path& file);
 // The same, with the file's header already read (read_dicom_header).

@@ -3,17 +3,14 @@
 #include "scanner/assemble/enhanced_volume.hpp"
 
 #include <fmt/format.h>
-#include <gdcmImageReader.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <numeric>
 
+#include "scanner/dicom/dicom_pixels.hpp"
 #include "scanner/dicom/enhanced_frames.hpp"
 
 namespace rtf::dicom {
@@ -21,62 +18,6 @@ namespace rtf::dicom {
 namespace {
 
 namespace fs = std::filesystem;
-
-template <typename T>
-std::vector<double> stored_values(const std::vector<char>& buffer) {
-  std::vector<double> out(buffer.size() / sizeof(T));
-  for (size_t i = 0; i < out.size(); ++i) {
-    T v;
-    std::memcpy(&v, buffer.data() + i * sizeof(T), sizeof(T));
-    out[i] = static_cast<double>(v);
-  }
-  return out;
-}
-
-// The stored (not rescaled) values of every frame, [frame][row][column]; a DicomError unless there are exactly
-// rows x columns x frames of them.
-std::vector<double> stored_pixels(const fs::path& path, size_t rows, size_t columns, size_t frames) {
-  gdcm::ImageReader reader;
-  reader.SetFileName(path.c_str());
-  // GDCM reads a cut Pixel Data element short (with a warning) and still decodes a full-size buffer from it: the
-  // caller has checked the file whole first (read_enhanced_frames -> read_dicom_header -> require_whole_dicom_file).
-  if (!reader.Read()) throw DicomError(path, "not a readable DICOM image");
-  const gdcm::Image& image = reader.GetImage();
-  const gdcm::PixelFormat& format = image.GetPixelFormat();
-  if (format.GetSamplesPerPixel() != 1) {
-    throw DicomError(path, fmt::format("{} samples per pixel (only monochrome images)", format.GetSamplesPerPixel()));
-  }
-  const size_t expected_bytes = rows * columns * frames * format.GetPixelSize();
-  if (image.GetBufferLength() != expected_bytes) {
-    throw DicomError(path, fmt::format("{} bytes of pixel data for {} frames of {} x {}", image.GetBufferLength(),
-                                       frames, rows, columns));
-  }
-  std::vector<char> buffer(image.GetBufferLength());
-  if (!image.GetBuffer(buffer.data())) {
-    throw DicomError(path, fmt::format("cannot decode the pixel data (transfer syntax {}; truncated?)",
-                                       image.GetTransferSyntax().GetString()));
-  }
-  switch (format.GetScalarType()) {
-    case gdcm::PixelFormat::UINT8:
-      return stored_values<uint8_t>(buffer);
-    case gdcm::PixelFormat::INT8:
-      return stored_values<int8_t>(buffer);
-    case gdcm::PixelFormat::UINT16:
-      return stored_values<uint16_t>(buffer);
-    case gdcm::PixelFormat::INT16:
-      return stored_values<int16_t>(buffer);
-    case gdcm::PixelFormat::UINT32:
-      return stored_values<uint32_t>(buffer);
-    case gdcm::PixelFormat::INT32:
-      return stored_values<int32_t>(buffer);
-    case gdcm::PixelFormat::FLOAT32:
-      return stored_values<float>(buffer);
-    case gdcm::PixelFormat::FLOAT64:
-      return stored_values<double>(buffer);
-    default:
-      throw DicomError(path, fmt::format("unsupported pixel type {}", format.GetScalarTypeAsString()));
-  }
-}
 
 double along(const std::array<double, 3>& position, const std::array<double, 3>& normal) {
   return position[0] * normal[0] + position[1] * normal[1] + position[2] * normal[2];
@@ -116,18 +57,6 @@ std::vector<std::vector<size_t>> frames_by_volume(const fs::path& path, const st
   return out;
 }
 
-ImageHeader volume_header(const EnhancedFrames& e, int nx, int ny, int nz, const Eigen::Matrix4d& affine) {
-  ImageHeader out;
-  out.dims = {nx, ny, nz};
-  out.num_volumes = 1;
-  out.affine = affine;
-  for (int c = 0; c < 3; ++c) out.voxel_mm[static_cast<size_t>(c)] = affine.block<3, 1>(0, c).norm();
-  out.xform_code = 1;
-  out.tr_s = e.frames.front().repetition_time_ms / 1000.0;
-  out.source_type = e.header.pixel_representation == 1 ? DataType::kInt16 : DataType::kUint16;
-  return out;
-}
-
 }  // namespace
 
 std::vector<DicomVolume> enhanced_volumes(const fs::path& file) {
@@ -163,7 +92,14 @@ std::vector<DicomVolume> enhanced_volumes(const fs::path& file) {
       }
     }
   }
-  const std::vector<double> stored = stored_pixels(file, ny, nx, frames.size());
+  // GDCM reads a cut Pixel Data element short (with a warning) and still decodes a full-size buffer from it:
+  // read_dicom_pixels checks the file whole first.
+  const DicomPixels stored = read_dicom_pixels(file, PixelValues::kStored);
+  if (static_cast<size_t>(stored.rows) != ny || static_cast<size_t>(stored.columns) != nx ||
+      static_cast<size_t>(stored.frames) != frames.size()) {
+    throw DicomError(file, fmt::format("pixel data of {} frames of {} x {} for {} frames of {} x {}", stored.frames,
+                                       stored.rows, stored.columns, frames.size(), ny, nx));
+  }
   std::vector<DicomVolume> out;
   for (const std::vector<size_t>& members : volumes) {
     const EnhancedFrame& lowest = frames[members.front()];
@@ -173,19 +109,21 @@ std::vector<DicomVolume> enhanced_volumes(const fs::path& file) {
     std::vector<float> voxels(nx * ny * nz);
     for (size_t k = 0; k < nz; ++k) {
       const EnhancedFrame& frame = frames[members[k]];
-      const double* src = stored.data() + members[k] * nx * ny;
+      const float* src = stored.values.data() + members[k] * nx * ny;
       for (size_t y = 0; y < ny; ++y) {  // NIfTI row y = DICOM row ny - 1 - y
-        const double* row = src + (ny - 1 - y) * nx;
+        const float* row = src + (ny - 1 - y) * nx;
         float* dst = voxels.data() + (k * ny + y) * nx;
         for (size_t x = 0; x < nx; ++x) {
-          dst[x] = static_cast<float>(row[x] * frame.rescale_slope + frame.rescale_intercept);
+          dst[x] = static_cast<float>(static_cast<double>(row[x]) * frame.rescale_slope + frame.rescale_intercept);
         }
       }
     }
-    DicomVolume volume{Image(volume_header(e, static_cast<int>(nx), static_cast<int>(ny), static_cast<int>(nz),
-                                           stack_affine(lowest.plane, spacing)),
-                             std::move(voxels)),
-                       {}};
+    DicomVolume volume{
+        Image(dicom_volume_header(static_cast<int>(nx), static_cast<int>(ny), static_cast<int>(nz),
+                                  stack_affine(lowest.plane, spacing), frames.front().repetition_time_ms / 1000.0,
+                                  e.header.pixel_representation == 1),
+              std::move(voxels)),
+        {}};
     std::vector<double> times;
     for (const size_t f : members) {
       if (frames[f].acquisition_time_s) times.push_back(*frames[f].acquisition_time_s);

@@ -26,7 +26,7 @@ void convert(const std::vector<char>& buffer, std::vector<float>& out, double sl
 
 }  // namespace
 
-DicomPixels read_dicom_pixels(const std::filesystem::path& path) {
+DicomPixels read_dicom_pixels(const std::filesystem::path& path, PixelValues values) {
   require_whole_dicom_file(path);
   gdcm::ImageReader reader;
   reader.SetFileName(path.c_str());
@@ -46,7 +46,8 @@ DicomPixels read_dicom_pixels(const std::filesystem::path& path) {
     throw DicomError(
         path, fmt::format("cannot decode the pixel data (transfer syntax {})", image.GetTransferSyntax().GetString()));
   }
-  const double slope = image.GetSlope(), intercept = image.GetIntercept();
+  const bool rescale = values == PixelValues::kRescaled;
+  const double slope = rescale ? image.GetSlope() : 1.0, intercept = rescale ? image.GetIntercept() : 0.0;
   switch (format.GetScalarType()) {
     case gdcm::PixelFormat::UINT8:
       convert<uint8_t>(buffer, out.values, slope, intercept);

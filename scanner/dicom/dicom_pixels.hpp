@@ -13,6 +13,12 @@ struct DicomPixels {
   std::vector<float> values;  // [frame][row][column]
 };
 
-DicomPixels read_dicom_pixels(const std::filesystem::path& path);
+enum class PixelValues {
+  kRescaled,  // RescaleSlope * stored + RescaleIntercept (the file's top-level rescale)
+  kStored,    // as stored (enhanced files rescale per frame: scanner/assemble/enhanced_volume.cpp)
+};
+
+// Values as float: exact for stored integers of up to 24 bits (every MR export's 8 and 16).
+DicomPixels read_dicom_pixels(const std::filesystem::path& path, PixelValues values = PixelValues::kRescaled);
 
 }  // namespace rtf::dicom
