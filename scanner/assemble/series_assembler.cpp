@@ -100,7 +100,7 @@ std::string_view to_string(AddResult::Status status) {
   return "?";
 }
 
-SeriesAssembler::SeriesAssembler(AssemblerOptions options) : options_(std::move(options)) {}
+SeriesAssembler::SeriesAssembler(AssemblerOptions options) : options_(options) {}
 
 AddResult SeriesAssembler::add(const fs::path& file) {
   try {
