@@ -60,10 +60,11 @@ typedef float real;
   } while (0)
 
 __kernel void ar_fit(__global const float* restrict y, __global const int* restrict voxel,
-                     BSPACE const real* restrict basis, BSPACE const real* restrict rows, __constant int* restrict shape,
-                     __global const float* restrict rho_in, const int first, const int vm, const int vol, const int sb,
-                     __global float* restrict rho_out, __global float* restrict stat, const int details,
-                     __global float* restrict sigma2, __global float* restrict gamma_out) {
+                     BSPACE const real* restrict basis, BSPACE const real* restrict rows,
+                     __constant int* restrict shape, __global const float* restrict rho_in, const int first,
+                     const int vm, const int vol, const int sb, __global float* restrict rho_out,
+                     __global float* restrict stat, const int details, __global float* restrict sigma2,
+                     __global float* restrict gamma_out) {
   const int m = get_global_id(0);
   const int b = get_global_id(1);
   if (m >= vm) return;

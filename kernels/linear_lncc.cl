@@ -103,10 +103,10 @@ __kernel void lncc_terms(__global const float* moments, __global const float* me
 // Partial sums of g_i d_j (row by row), g_i, cc and the count. NDRange: 1D, any number of groups; `scratch` one
 // float per work-item (power-of-two work-group size).
 __kernel void lncc_gradient_partials(__global const float* moments, __global const float* smoothed_terms,
-                                     __global const float* grad, __global const float* cc,
-                                     __global const float* valid, const int stride, const int px, const int py,
-                                     const int npoints, const float4 d0, const float4 d1, const float4 d2,
-                                     __global float* partial, __local float* scratch) {
+                                     __global const float* grad, __global const float* cc, __global const float* valid,
+                                     const int stride, const int px, const int py, const int npoints, const float4 d0,
+                                     const float4 d1, const float4 d2, __global float* partial,
+                                     __local float* scratch) {
   float acc[LNCC_TERMS];
   for (int t = 0; t < LNCC_TERMS; ++t) acc[t] = 0.0f;
   const size_t n = (size_t)npoints;
@@ -116,8 +116,8 @@ __kernel void lncc_gradient_partials(__global const float* moments, __global con
     if (!(moments[p] > 0.0f)) continue;  // outside the moving image: no J(y) to move
     const float j = moments[3 * n + p];
     const float f = moments[n + p];
-    const float dj = f * smoothed_terms[p] - smoothed_terms[n + p] - j * smoothed_terms[2 * n + p] +
-                     smoothed_terms[3 * n + p];
+    const float dj =
+        f * smoothed_terms[p] - smoothed_terms[n + p] - j * smoothed_terms[2 * n + p] + smoothed_terms[3 * n + p];
     const float3 g = dj * (float3)(grad[p], grad[n + p], grad[2 * n + p]);
     const int4 v = lattice_voxel(p, stride, px, py);
     const float3 d = apply_affine_rows(d0, d1, d2, (float4)((float)v.x, (float)v.y, (float)v.z, 1.0f));

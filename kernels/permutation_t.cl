@@ -36,9 +36,9 @@ typedef float real;
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void permutation_t(
     __global const float* restrict resid, __global const real* restrict sumsq, WSPACE const real* restrict weights,
-    __constant real* restrict alpha,
-    const int nb, const int voxels, const real scale, __global real* restrict tobs, __global uint* restrict exceed,
-    __global float* restrict partial, const int mode, __global float* restrict maps, const int write_maps) {
+    __constant real* restrict alpha, const int nb, const int voxels, const real scale, __global real* restrict tobs,
+    __global uint* restrict exceed, __global float* restrict partial, const int mode, __global float* restrict maps,
+    const int write_maps) {
   __local float tl[CHUNK][WG];
   __local float parts[WG / CHUNK][CHUNK];
   const int v = get_global_id(0);

@@ -30,8 +30,8 @@ struct FirstLevelPermutationOptions {
 };
 
 // The whitened null data: nuisance columns (no contrast weighs them) removed by OLS from the unsmoothed series, AR(P)
-// by Yule-Walker per voxel (kernels/ar_null.cl), the coefficient maps smoothed (options.ar.ar_fwhm_mm, inside the mask), and the truncated
-// whitening w_t = r_t - sum_{k<=min(t,P)} rho_k r_{t-k}. Full grid, 0 outside the mask.
+// by Yule-Walker per voxel (kernels/ar_null.cl), the coefficient maps smoothed (options.ar.ar_fwhm_mm, inside the
+// mask), and the truncated whitening w_t = r_t - sum_{k<=min(t,P)} rho_k r_{t-k}. Full grid, 0 outside the mask.
 struct ArNullData {
   std::vector<float> whitened;  // [n][grid]
   std::vector<float> rho;       // [P][grid]

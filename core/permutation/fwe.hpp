@@ -1,5 +1,6 @@
 // Family-wise error corrected p values against the null distribution of a maximum (voxel statistic, cluster extent or
-// mass, TFCE) and the null distributions as text: shared by `rtfmri randomise` and the first-level permutation test. docs/algorithms/randomise.md.
+// mass, TFCE) and the null distributions as text: shared by `rtfmri randomise` and the first-level permutation test.
+// docs/algorithms/randomise.md.
 #pragma once
 
 #include <fmt/format.h>

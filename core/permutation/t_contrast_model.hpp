@@ -4,11 +4,11 @@
 // c does not test); the data's nuisance residuals e = (I - H_Z) y are permuted (or sign-flipped), y* = P e + H_Z y,
 // and the full model is refitted. Because c' pinv(M) H_Z = 0 and (I - H_M) H_Z = 0, each permutation needs only
 //   c' b* = a' P e,      RSS* = |e|^2 - |U' P e|^2,      t* = a' P e / sqrt(RSS* / (n - p) * c' (M'M)^-1 c)
-// with a = pinv(M)' c' and U an orthonormal basis of col(M). a lies in col(M), a = U alpha, so a' P e = alpha' (U' P e):
-// p dot products of length n per voxel and permutation (kernels/permutation_t.cl).
-// F contrasts (rows C, q x p, linearly independent) likewise: Z = M (I - C^+ C), C b* = Gamma' d with d = U' P e and
-// A = M (M'M)^-1 C' = U Gamma, so F* = (C b*)' [C (M'M)^-1 C']^-1 (C b*) / q / (RSS* / (n - p)) = d' G d / RSS* with
-// G = Gamma [C (M'M)^-1 C']^-1 Gamma' (n - p) / q. docs/algorithms/randomise.md.
+// with a = pinv(M)' c' and U an orthonormal basis of col(M). a lies in col(M), a = U alpha, so a' P e = alpha' (U' P
+// e): p dot products of length n per voxel and permutation (kernels/permutation_t.cl). F contrasts (rows C, q x p,
+// linearly independent) likewise: Z = M (I - C^+ C), C b* = Gamma' d with d = U' P e and A = M (M'M)^-1 C' = U Gamma,
+// so F* = (C b*)' [C (M'M)^-1 C']^-1 (C b*) / q / (RSS* / (n - p)) = d' G d / RSS* with G = Gamma [C (M'M)^-1 C']^-1
+// Gamma' (n - p) / q. docs/algorithms/randomise.md.
 #pragma once
 
 #include <Eigen/Core>

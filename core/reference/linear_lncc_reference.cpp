@@ -28,17 +28,20 @@ MiEvaluation local_correlation(const Image& fixed, const Image& moving, std::opt
   std::vector<bool> in_mask(n, true);
   for (size_t p = 0; p < n; ++p) {
     const int64_t x = stride * static_cast<int64_t>(p % static_cast<size_t>(lattice[0]));
-    const int64_t y = stride * static_cast<int64_t>((p / static_cast<size_t>(lattice[0])) % static_cast<size_t>(lattice[1]));
+    const int64_t y =
+        stride * static_cast<int64_t>((p / static_cast<size_t>(lattice[0])) % static_cast<size_t>(lattice[1]));
     const int64_t z = stride * static_cast<int64_t>(p / static_cast<size_t>(lattice[0] * lattice[1]));
     const size_t fi = static_cast<size_t>((z * fd[1] + y) * fd[0] + x);
     if (mask) in_mask[p] = (*mask)[fi] != 0;
-    const Eigen::Vector4d world = fixed.header().affine * Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y),
-                                                                          static_cast<double>(z), 1.0);
+    const Eigen::Vector4d world =
+        fixed.header().affine *
+        Eigen::Vector4d(static_cast<double>(x), static_cast<double>(y), static_cast<double>(z), 1.0);
     d[p] = world.head<3>() - centre;
     const Eigen::Vector3d u = (to_moving * world).head<3>();
     double j = 0.0;
     bool inside = true;
-    for (int a = 0; a < 3; ++a) inside = inside && u[a] >= 0.0 && u[a] <= static_cast<double>(md[static_cast<size_t>(a)] - 1);
+    for (int a = 0; a < 3; ++a)
+      inside = inside && u[a] >= 0.0 && u[a] <= static_cast<double>(md[static_cast<size_t>(a)] - 1);
     if (inside) {
       const Eigen::Vector4d s = trilinear4(gm, md, u);
       j = s[3];

@@ -57,8 +57,8 @@ std::shared_ptr<const DeviceVolume> DeviceVolume::upload(Device& device, const I
   DeviceBuffer<float> partial(device, groups * kTerms);
   const ClKernel kernel = device.kernel(kSource, "volume_range_partials", {"SANITIZE"});
   const auto& d = out->grid.dims;
-  set_args(kernel, out->data, static_cast<cl_ulong>(n), static_cast<int>(d[0]), static_cast<int>(d[1]), finite,
-           partial, LocalMemory{kLocal * kTerms * sizeof(float)});
+  set_args(kernel, out->data, static_cast<cl_ulong>(n), static_cast<int>(d[0]), static_cast<int>(d[1]), finite, partial,
+           LocalMemory{kLocal * kTerms * sizeof(float)});
   launch<1>(q, kernel, {groups * kLocal}, {kLocal}, {}, EventMode::kNone);
   const Range r = reduce(device, partial, groups);
   out->non_finite = r.non_finite;

@@ -226,11 +226,11 @@ LinearRegistration::LinearRegistration(Device& device, std::shared_ptr<const Dev
   if (s.options.cost == LinearCost::kLncc) {
     if (!(s.options.lncc_window_voxels > 0.0)) throw std::invalid_argument("registration: the LNCC window must be > 0");
     s.lncc_lattice_kernel = device.kernel("linear_lncc.cl", "lncc_lattice");
-    s.lncc_terms_kernel = device.kernel("linear_lncc.cl", "lncc_terms", s.mask ? std::vector<std::string>{"HAS_MASK"}
-                                                                                 : std::vector<std::string>{});
+    s.lncc_terms_kernel = device.kernel("linear_lncc.cl", "lncc_terms",
+                                        s.mask ? std::vector<std::string>{"HAS_MASK"} : std::vector<std::string>{});
     s.lncc_partials_kernel =
-        device.kernel("linear_lncc.cl", "lncc_gradient_partials", cpu ? std::vector<std::string>{"ITEM_PARTIALS"}
-                                                                      : std::vector<std::string>{});
+        device.kernel("linear_lncc.cl", "lncc_gradient_partials",
+                      cpu ? std::vector<std::string>{"ITEM_PARTIALS"} : std::vector<std::string>{});
     s.lncc_reduce = device.kernel("rigid_register.cl", "reduce_partials", {fmt::format("NTERMS={}", kLnccTerms)});
     s.lncc_moments = DeviceBuffer<float>(device, 6 * most_points);
     s.lncc_means = DeviceBuffer<float>(device, 6 * most_points);
@@ -405,8 +405,8 @@ MiEvaluation LinearRegistration::local_correlation(int level, const Eigen::Matri
     set_args(s.lncc_terms_kernel, s.lncc_moments, s.lncc_means, *s.mask, g.fnx, g.fny, g.stride, g.px, g.py, g.npoints,
              s.lncc_eps_fixed, s.lncc_eps_moving, s.lncc_terms, s.lncc_cc, s.lncc_valid);
   } else {
-    set_args(s.lncc_terms_kernel, s.lncc_moments, s.lncc_means, g.npoints, s.lncc_eps_fixed, s.lncc_eps_moving, s.lncc_terms, s.lncc_cc,
-             s.lncc_valid);
+    set_args(s.lncc_terms_kernel, s.lncc_moments, s.lncc_means, g.npoints, s.lncc_eps_fixed, s.lncc_eps_moving,
+             s.lncc_terms, s.lncc_cc, s.lncc_valid);
   }
   launch<1>(q, s.lncc_terms_kernel, {points}, {64}, {}, EventMode::kNone);
   s.lncc_terms_window->enqueue(s.lncc_terms, s.lncc_smoothed_terms, 4);
@@ -435,14 +435,14 @@ LinearRegistrationResult LinearRegistration::run(const Eigen::Matrix4d& initial,
     const MiProvider provider = [this](int level, const Eigen::Matrix4d& t, bool) {
       return local_correlation(level, t);
     };
-    LinearRegistrationResult r =
-        linear_register_mi(provider, state_->options, initial, fixed_centre_, state_->strides, [&](const LinearLevelReport& report, int level) {
-          if (!progress) return;
-          LinearLevelReport copy = report;
-          copy.lncc = copy.mi;
-          copy.mi = 0.0;
-          progress(copy, level);
-        });
+    LinearRegistrationResult r = linear_register_mi(provider, state_->options, initial, fixed_centre_, state_->strides,
+                                                    [&](const LinearLevelReport& report, int level) {
+                                                      if (!progress) return;
+                                                      LinearLevelReport copy = report;
+                                                      copy.lncc = copy.mi;
+                                                      copy.mi = 0.0;
+                                                      progress(copy, level);
+                                                    });
     r.lncc = r.mi;
     r.initial_lncc = r.initial_mi;
     r.mi = r.initial_mi = 0.0;

@@ -43,7 +43,7 @@ struct LinearRegistrationOptions {
   int max_iterations = 40;     // per level
   double tolerance_mm = 0.01;  // converged when an accepted step moves no point within radius_mm by more than this
   double radius_mm = 60.0;
-  int64_t min_points = 500;  // fewer overlapping sample points than this: registration fails
+  int64_t min_points = 500;         // fewer overlapping sample points than this: registration fails
   double lncc_window_voxels = 4.0;  // lncc: the window's FWHM in sample-lattice steps (the level's spacing)
 };
 

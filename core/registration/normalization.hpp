@@ -51,8 +51,9 @@ struct NormalizationResult {
   JacobianSummary jacobian_summary;
   double inverse_error_max_mm = 0.0, inverse_error_mean_mm = 0.0;  // |inverse(warp(x)) - x| in the brain
   double seconds = 0.0;
-  // Where the time went: the images' upload (and their checks on the device), the affine (set-up and levels), the non-linear levels (uploads included), the final warp
-  // and inverse with their checks on the device, and reading the fields and the Jacobian back to the host.
+  // Where the time went: the images' upload (and their checks on the device), the affine (set-up and levels), the
+  // non-linear levels (uploads included), the final warp and inverse with their checks on the device, and reading the
+  // fields and the Jacobian back to the host.
   struct Timing {
     double upload = 0.0, affine = 0.0, nonlinear = 0.0, final_fields = 0.0, read_back = 0.0;
   } timing;

@@ -277,7 +277,8 @@ TEST_P(DeformationOpsTest, UpdateNormJacobianAndUnits) {
 
   // The capped update on the device: v + min(gain, step / max|f|) f, once with the gain and once with the cap active.
   double largest_f = 0.0;
-  for (size_t i = 0; i < n; ++i) largest_f = std::max(largest_f, static_cast<double>(std::hypot(f[i], f[n + i], f[2 * n + i])));
+  for (size_t i = 0; i < n; ++i)
+    largest_f = std::max(largest_f, static_cast<double>(std::hypot(f[i], f[n + i], f[2 * n + i])));
   for (const float gain : {0.01f, 10.0f}) {
     auto dv2 = upload(v);
     ops.add_capped(dv2, dfield, gain, 0.25f);

@@ -22,8 +22,8 @@ TEST(DeviceVolume, MatchesTheHostOnRandomDataWithNonFiniteVoxels) {
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-20.0f, 100.0f);
-  const ImageHeader g = test::centred_grid({23, 17, 13}, {1.5, 2.0, 2.5}, test::rotation_about(0.4, {1, -1, 2}),
-                                           {3.0, -4.0, 5.0});
+  const ImageHeader g =
+      test::centred_grid({23, 17, 13}, {1.5, 2.0, 2.5}, test::rotation_about(0.4, {1, -1, 2}), {3.0, -4.0, 5.0});
   Image image(g);
   for (float& v : image.data()) v = u(rng);
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();

@@ -38,8 +38,9 @@ TEST(MutualInformation, DeviceMatchesReference) {
     LinearRegistration reg(test::test_device(), pair.fixed, pair.moving, options, mask);
     std::vector<double> dev_hist, cpu_hist;
     const MiEvaluation dev = reg.mutual_information(0, test::perturbed_estimate(), true, &dev_hist);
-    const MiEvaluation cpu = reference::mutual_information(pair.fixed, pair.moving, mask, reg.stride(0), test::perturbed_estimate(),
-                                                           reg.fixed_centre(), reg.mi_binning(), &cpu_hist);
+    const MiEvaluation cpu =
+        reference::mutual_information(pair.fixed, pair.moving, mask, reg.stride(0), test::perturbed_estimate(),
+                                      reg.fixed_centre(), reg.mi_binning(), &cpu_hist);
     ASSERT_GT(cpu.count, 2000);
     // A point on the moving grid's edge, or a value on a fixed bin's edge, may fall either side in float.
     EXPECT_NEAR(static_cast<double>(dev.count), static_cast<double>(cpu.count), 1e-3 * static_cast<double>(cpu.count));

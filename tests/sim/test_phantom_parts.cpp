@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 
+#include "core/io/data_lookup.hpp"
 #include "sim/phantom/activation.hpp"
 #include "sim/phantom/design.hpp"
 #include "sim/phantom/ground_truth_writers.hpp"
@@ -17,7 +18,6 @@
 #include "sim/phantom/noise_model.hpp"
 #include "sim/phantom/phantom.hpp"
 #include "sim/phantom/random.hpp"
-#include "core/io/data_lookup.hpp"
 #include "sim/phantom/tissue_model.hpp"
 
 namespace rtf::sim {

@@ -86,8 +86,8 @@ CrossModalPair cross_modal_pair(const Eigen::Matrix4d& truth) {
       centred_grid({64, 72, 56}, {3.0, 3.0, 3.0}, flipped, centre + Eigen::Vector3d(-3, 5, 2));
   CrossModalPair pair;
   pair.fixed = resample(test_device(), colin, fixed_grid, {}, ResampleInterpolation::kLinear);
-  pair.moving = resample(test_device(), colin, moving_grid, {Eigen::Matrix4d(truth.inverse())},
-                         ResampleInterpolation::kLinear);
+  pair.moving =
+      resample(test_device(), colin, moving_grid, {Eigen::Matrix4d(truth.inverse())}, ResampleInterpolation::kLinear);
   float top = 0.0f;
   for (float v : pair.moving.data()) top = std::max(top, v);
   for (float& v : pair.moving.data()) v = v > 0.02f * top ? 1.2f * top - v : 0.0f;  // bright CSF, dark WM, 0 outside
