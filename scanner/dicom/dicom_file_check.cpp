@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <iterator>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,23 @@ struct Truncated {
 struct Malformed {
   std::string what;
 };
+
+bool known_vr(std::string_view vr) {
+  static constexpr std::string_view kVrs[] = {"AE", "AS", "AT", "CS", "DA", "DS", "DT", "FD", "FL", "IS", "LO", "LT",
+                                              "OB", "OD", "OF", "OL", "OV", "OW", "PN", "SH", "SL", "SQ", "SS", "ST",
+                                              "SV", "TM", "UC", "UI", "UL", "UN", "UR", "US", "UT", "UV"};
+  return std::find(std::begin(kVrs), std::end(kVrs), vr) != std::end(kVrs);
+}
+
+// VRs whose length takes 4 bytes after 2 reserved ones (PS3.5 §7.1.2).
+bool long_form_vr(std::string_view vr) {
+  return vr == "OB" || vr == "OD" || vr == "OF" || vr == "OL" || vr == "OV" || vr == "OW" || vr == "SQ" || vr == "SV" ||
+         vr == "UC" || vr == "UN" || vr == "UR" || vr == "UT" || vr == "UV";
+}
+
+char printable(char c) {
+  return std::isprint(static_cast<unsigned char>(c)) != 0 ? c : '?';
+}
 
 class Walker {
  public:
@@ -69,10 +87,15 @@ class Walker {
     uint32_t length = 0;
     if (explicit_vr) {
       vr = std::string_view(reinterpret_cast<const char*>(&b_[pos + 4]), 2);
-      const bool long_form = vr == "OB" || vr == "OD" || vr == "OF" || vr == "OL" || vr == "OV" || vr == "OW" ||
-                             vr == "SQ" || vr == "SV" || vr == "UC" || vr == "UN" || vr == "UR" || vr == "UT" ||
-                             vr == "UV";
-      if (long_form) {
+      // GDCM reads an unknown VR's length differently (4 bytes from the VR on) and may allocate gigabytes for it.
+      if (!known_vr(vr)) {
+        throw Malformed{fmt::format("element ({:04X},{:04X}) at byte {} has VR '{}{}', not a DICOM VR", t >> 16,
+                                    t & 0xFFFF, pos, printable(vr[0]), printable(vr[1]))};
+      }
+      if (t == kPixelData && vr == "SQ") {  // GDCM asserts on it
+        throw Malformed{fmt::format("pixel data (7FE0,0010) at byte {} with VR SQ", pos)};
+      }
+      if (long_form_vr(vr)) {
         need(pos, 12, "an element's length");
         header = 12;
         length = u32(pos + 8, big);
@@ -86,6 +109,10 @@ class Walker {
     if (t == kPixelData && depth == 0) pixel_data_ = true;
     if (length != kUndefined) {
       need(value, length, fmt::format("element ({:04X},{:04X})", t >> 16, t & 0xFFFF).c_str());
+      // GDCM parses the items of a defined-length sequence too (an SQ, or an implicit VR or UN value that starts with
+      // an item): a length inside them that runs past their end makes it allocate gigabytes.
+      const bool items = explicit_vr && vr != "UN" ? vr == "SQ" : length >= 8 && tag(value, false) == kItem;
+      if (t != kPixelData && items) sequence_within(value, value + length, depth + 1, explicit_vr && vr != "UN");
       return value + length;
     }
     if (depth >= kMaxDepth) throw Malformed{"sequences nested deeper than 64"};
@@ -106,16 +133,62 @@ class Walker {
       pos += 8;
       if (length != kUndefined) {
         need(pos, length, "an item");
+        data_set_within(pos, pos + length, depth, explicit_vr);
         pos += length;
         continue;
       }
-      while (true) {  // the item's data set, up to its delimiter
-        uint32_t end = 0;
-        pos = element(pos, depth, explicit_vr, &end);
-        if (end == kItemEnd) break;
-        if (end == kSequenceEnd) throw Malformed{fmt::format("a sequence ends inside an item at byte {}", pos)};
-      }
+      pos = item_to_delimiter(pos, depth, explicit_vr);
     }
+  }
+
+  // An item's data set of undefined length, up to its delimiter; returns the position after it.
+  size_t item_to_delimiter(size_t pos, int depth, bool explicit_vr) {
+    while (true) {
+      uint32_t end = 0;
+      pos = element(pos, depth, explicit_vr, &end);
+      if (end == kItemEnd) return pos;
+      if (end == kSequenceEnd) throw Malformed{fmt::format("a sequence ends inside an item at byte {}", pos)};
+    }
+  }
+
+  // The items of a sequence of defined length, bytes [pos, end) of the file (which holds them all): anything that
+  // does not end exactly at `end` is malformed, not truncated.
+  void sequence_within(size_t pos, size_t end, int depth, bool explicit_vr) {
+    if (depth >= kMaxDepth) throw Malformed{"sequences nested deeper than 64"};
+    const bool big = big_endian_ && explicit_vr;
+    try {
+      while (pos < end) {
+        if (end - pos < 8) throw Malformed{fmt::format("{} bytes at the end of a sequence, no item", end - pos)};
+        const uint32_t t = tag(pos, big);
+        const uint32_t length = u32(pos + 4, big);
+        if (t == kSequenceEnd && pos + 8 == end) return;
+        if (t != kItem) {
+          throw Malformed{fmt::format("({:04X},{:04X}) where an item belongs, at byte {}", t >> 16, t & 0xFFFF, pos)};
+        }
+        pos += 8;
+        if (length == kUndefined) {
+          pos = item_to_delimiter(pos, depth, explicit_vr);
+        } else if (length > end - pos) {
+          throw Malformed{fmt::format("an item at byte {} runs past the end of its sequence", pos - 8)};
+        } else {
+          data_set_within(pos, pos + length, depth, explicit_vr);
+          pos += length;
+        }
+      }
+      if (pos > end) throw Malformed{fmt::format("an item runs past the end of its sequence (byte {})", end)};
+    } catch (const Truncated&) {
+      throw Malformed{fmt::format("an element runs past the end of its sequence (byte {})", end)};
+    }
+  }
+
+  // The elements of an item of defined length, bytes [pos, end) of the file: they must end exactly at `end`.
+  void data_set_within(size_t pos, size_t end, int depth, bool explicit_vr) {
+    try {
+      while (pos < end) pos = element(pos, depth, explicit_vr, nullptr);
+    } catch (const Truncated&) {
+      throw Malformed{fmt::format("an element runs past the end of its item (byte {})", end)};
+    }
+    if (pos > end) throw Malformed{fmt::format("an element runs past the end of its item (byte {})", end)};
   }
 
   // Encapsulated pixel data: an offset table item and fragment items of defined length, then the sequence delimiter.
@@ -177,7 +250,11 @@ DicomFileCheck check_dicom_file(const std::filesystem::path& path) {
         const size_t start = pos;
         const uint16_t element = static_cast<uint16_t>(bytes[pos + 2] | bytes[pos + 3] << 8);
         const std::string_view vr(reinterpret_cast<const char*>(&bytes[pos + 4]), 2);
-        const bool long_form = vr == "OB" || vr == "UN" || vr == "UT" || vr == "SQ" || vr == "OW";
+        if (!known_vr(vr)) {  // GDCM asserts on it
+          throw Malformed{fmt::format("meta element (0002,{:04X}) has VR '{}{}', not a DICOM VR", element,
+                                      printable(vr[0]), printable(vr[1]))};
+        }
+        const bool long_form = long_form_vr(vr);
         if (long_form && pos + 12 > bytes.size()) throw Truncated{"the file ends inside its meta information"};
         const uint32_t length = long_form ? static_cast<uint32_t>(bytes[pos + 8] | bytes[pos + 9] << 8 |
                                                                   bytes[pos + 10] << 16 | bytes[pos + 11] << 24)
@@ -193,6 +270,9 @@ DicomFileCheck check_dicom_file(const std::filesystem::path& path) {
         pos = value + length;
       }
       if (pos + 8 > bytes.size()) throw Truncated{"the file ends after its meta information"};
+      // Without one, GDCM guesses the encoding (big endian, say) and may allocate what its lengths then say.
+      if (syntax.empty())
+        throw Malformed{"no TransferSyntaxUID (0002,0010) in a file meta group after its DICM marker"};
       if (syntax == "1.2.840.10008.1.2.1.99") return {Status::kComplete, {}, syntax};  // deflated: GDCM inflates it
       explicit_vr = syntax != "1.2.840.10008.1.2";
       big_endian = syntax == "1.2.840.10008.1.2.2";

@@ -3,8 +3,10 @@
 // whenever a console is still writing: so every file is first walked here, element by element, without decoding any
 // value — the preamble and DICM marker, the file meta group (its TransferSyntaxUID says how the rest is encoded),
 // then each element's tag, VR and length, sequences and items of undefined length down to their delimiters, and
-// encapsulated pixel data down to its last fragment — checking only that every length stays within the file. A file
-// is complete when the walk ends exactly at the end of the file after the pixel data.
+// encapsulated pixel data down to its last fragment — checking only that every length stays within the file (and
+// within its item, in sequences of defined length). A file is complete when the walk ends exactly at the end of the
+// file after the pixel data. Structures on which that GDCM asserts or allocates gigabytes (an unknown VR, whose length
+// it reads differently; pixel data with VR SQ; an element running past its item) are malformed (issue 18's fuzz tests).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +20,7 @@ struct DicomFileCheck {
     kComplete,   // every element within the file, pixel data present
     kTruncated,  // an element runs past the end, or the file ends before its pixel data: still being written?
     kNotDicom,   // no DICM marker and no group 0008 element at the start
-    kMalformed,  // a structure no writer produces (delimiters out of place, nesting deeper than 64)
+    kMalformed,  // a structure no writer produces (delimiters out of place, nesting deeper than 64, unknown VRs)
   };
   Status status = Status::kComplete;
   std::string reason;           // for every status but kComplete (without the file's name)

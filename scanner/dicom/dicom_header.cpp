@@ -31,6 +31,17 @@ struct Fields {
   std::string text(uint16_t group, uint16_t element) {
     const gdcm::Tag tag(group, element);
     if (!data.FindDataElement(tag) || data.GetDataElement(tag).IsEmpty()) return {};
+    // StringFilter asserts (aborting the process) on a value that is not plain bytes (an undefined-length UN) or has a
+    // binary VR it does not convert (OD, OL, OV, SV, UV).
+    const gdcm::DataElement& de = data.GetDataElement(tag);
+    const gdcm::VR::VRType vr = de.GetVR();
+    const bool converts = vr == gdcm::VR::INVALID || vr == gdcm::VR::UN || gdcm::VR::IsASCII(vr) ||
+                          (vr & (gdcm::VR::AT | gdcm::VR::FL | gdcm::VR::FD | gdcm::VR::OF | gdcm::VR::SL |
+                                 gdcm::VR::SS | gdcm::VR::UL | gdcm::VR::US | gdcm::VR::OB | gdcm::VR::OW)) != 0;
+    if (de.GetByteValue() == nullptr || !converts) {
+      throw DicomError(path, fmt::format("({:04X},{:04X}) is not a value of a type it can have (VR {})", group, element,
+                                         gdcm::VR::GetVRString(vr)));
+    }
     return trimmed(filter.ToString(tag));
   }
   std::vector<double> values(uint16_t group, uint16_t element, size_t count, const char* name) {

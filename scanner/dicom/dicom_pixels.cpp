@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <gdcmImageReader.h>
+#include <gdcmReader.h>
 
 #include <cstdint>
 #include <cstring>
@@ -24,10 +25,35 @@ void convert(const std::vector<char>& buffer, std::vector<float>& out, double sl
   }
 }
 
+// GDCM's ImageReader asserts (aborting the process) on SamplesPerPixel > 4 and reads the image pixel module's US
+// fields without checking their length: read them first, GDCM's plain Reader stopping before group 0028 ends.
+void require_sane_pixel_module(const std::filesystem::path& path) {
+  gdcm::Reader reader;
+  reader.SetFileName(path.c_str());
+  if (!reader.ReadUpToTag(gdcm::Tag(0x0028, 0x0104))) throw DicomError(path, "not a readable DICOM image");
+  const gdcm::DataSet& data = reader.GetFile().GetDataSet();
+  for (const uint16_t element : {0x0002, 0x0006, 0x0010, 0x0011, 0x0100, 0x0101, 0x0102, 0x0103}) {
+    const gdcm::Tag tag(0x0028, element);
+    if (!data.FindDataElement(tag) || data.GetDataElement(tag).IsEmpty()) continue;
+    const gdcm::ByteValue* value = data.GetDataElement(tag).GetByteValue();
+    if (value == nullptr || value->GetLength() != 2) {
+      throw DicomError(path, fmt::format("(0028,{:04X}) is not one 2-byte number", element));
+    }
+    if (element == 0x0002) {
+      uint16_t samples = 0;
+      std::memcpy(&samples, value->GetPointer(), 2);
+      if (samples != 1 && samples != 0x0100) {  // 1 in either byte order
+        throw DicomError(path, fmt::format("{} samples per pixel (only monochrome images)", samples));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 DicomPixels read_dicom_pixels(const std::filesystem::path& path, PixelValues values) {
   require_whole_dicom_file(path);
+  require_sane_pixel_module(path);
   gdcm::ImageReader reader;
   reader.SetFileName(path.c_str());
   if (!reader.Read()) throw DicomError(path, "not a readable DICOM image");
@@ -41,7 +67,21 @@ DicomPixels read_dicom_pixels(const std::filesystem::path& path, PixelValues val
   out.columns = static_cast<int>(dims[0]);
   out.rows = static_cast<int>(dims[1]);
   out.frames = image.GetNumberOfDimensions() > 2 ? static_cast<int>(dims[2]) : 1;
-  std::vector<char> buffer(image.GetBufferLength());
+  // GDCM copies Rows x Columns x Frames x BitsAllocated / 8 bytes of native pixel data without looking at how many the
+  // file holds (a segfault past them), and allocates that much for encapsulated data: check it against the file first
+  // (a lossless codec that shrinks a real image 1000-fold does not exist).
+  const gdcm::DataElement& pixel_data = image.GetDataElement();
+  const gdcm::SequenceOfFragments* fragments = pixel_data.GetSequenceOfFragments();
+  const gdcm::ByteValue* native = fragments == nullptr ? pixel_data.GetByteValue() : nullptr;
+  size_t stored = 0;
+  if (fragments != nullptr) stored = fragments->ComputeByteLength();
+  if (native != nullptr) stored = native->GetLength();
+  const size_t needed = image.GetBufferLength();
+  if (fragments == nullptr ? needed > stored : needed > 1000 * stored + (size_t{1} << 20)) {
+    throw DicomError(path, fmt::format("{} x {} x {} pixels of {} bits do not fit the {} bytes of its pixel data",
+                                       out.columns, out.rows, out.frames, format.GetBitsAllocated(), stored));
+  }
+  std::vector<char> buffer(needed);
   if (!image.GetBuffer(buffer.data())) {
     throw DicomError(
         path, fmt::format("cannot decode the pixel data (transfer syntax {})", image.GetTransferSyntax().GetString()));
