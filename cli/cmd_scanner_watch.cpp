@@ -120,12 +120,18 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
   cmd->add_option("--volumes", o.volumes_per_run, "Volumes per run: END_OF_RUN once a run has them (default: unknown)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--end-after", o.end_after_s,
-                  "Close a run (END_OF_RUN) once no new volume came for this many seconds (default: only at exit); "
-                  "keep it well above the TR")
+                  "Close a run (END_OF_RUN) once no new volume came for this many seconds (default: never; a run still "
+                  "open when the watch stops stays open on the server, and a watch started again continues it); keep "
+                  "it well above the TR")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--watch", c->mode, "auto (inotify, or polling on network/FUSE mounts), inotify or poll")
       ->capture_default_str();
   cmd->add_option("--poll-interval", o.watch.poll_interval_s, "Seconds between scans when polling")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--settle", o.watch.settle_s,
+                  "Polling: a file is complete once its size and time stayed the same this many seconds (on NFS, above "
+                  "the mount's attribute cache time, actimeo)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--give-up", o.watch.give_up_s,
