@@ -60,7 +60,11 @@ std::vector<std::vector<size_t>> frames_by_volume(const fs::path& path, const st
 }  // namespace
 
 std::vector<DicomVolume> enhanced_volumes(const fs::path& file) {
-  const EnhancedFrames e = read_enhanced_frames(file);
+  return enhanced_volumes(file, read_dicom_header(file));
+}
+
+std::vector<DicomVolume> enhanced_volumes(const fs::path& file, const DicomHeader& header) {
+  const EnhancedFrames e = read_enhanced_frames(file, header);
   const std::vector<EnhancedFrame>& frames = e.frames;
   if (frames.empty()) throw DicomError(file, "an enhanced MR file without frames");
   const DicomPlane& first = frames.front().plane;

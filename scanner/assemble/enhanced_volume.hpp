@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "scanner/assemble/dicom_volume.hpp"
+#include "scanner/dicom/dicom_header.hpp"
 
 namespace rtf::dicom {
 
@@ -17,5 +18,7 @@ namespace rtf::dicom {
 // sizes or orientations, puts two frames of a volume at one position, gives its volumes different slice counts, or
 // whose pixel data is truncated or undecodable.
 std::vector<DicomVolume> enhanced_volumes(const std::filesystem::path& file);
+// The same, with the file's header already read (read_dicom_header).
+std::vector<DicomVolume> enhanced_volumes(const std::filesystem::path& file, const DicomHeader& header);
 
 }  // namespace rtf::dicom

@@ -195,7 +195,7 @@ AddResult SeriesAssembler::add_dicom(const fs::path& file) {
   }
 
   if (layout == ScannerFormat::kEnhanced) {
-    std::vector<DicomVolume> volumes = enhanced_volumes(file);
+    std::vector<DicomVolume> volumes = enhanced_volumes(file, h);
     if (volumes.empty()) return with_status(AddResult::Status::kSkipped, file.string() + ": no frames");
     // One volume per file (real-time export): its InstanceNumber counts volumes; several: the file's own order.
     const int64_t first = volumes.size() == 1 ? std::max(h.instance_number, 1) - 1 : 0;

@@ -133,7 +133,11 @@ std::optional<double> dicom_datetime_seconds(const std::string& dt_text) {
 }
 
 EnhancedFrames read_enhanced_frames(const std::filesystem::path& path) {
-  EnhancedFrames out{read_dicom_header(path), {}};
+  return read_enhanced_frames(path, read_dicom_header(path));
+}
+
+EnhancedFrames read_enhanced_frames(const std::filesystem::path& path, const DicomHeader& header) {
+  EnhancedFrames out{header, {}};
   if (!out.header.is_enhanced()) {
     throw DicomError(path, fmt::format("SOP class {} is not Enhanced MR Image Storage ({})", out.header.sop_class_uid,
                                        DicomHeader::kEnhancedMrImageStorage));

@@ -36,6 +36,8 @@ struct EnhancedFrames {
 // Throws DicomError for a file that is not an enhanced MR image, whose functional groups do not give every frame its
 // geometry, or whose per-frame group count differs from NumberOfFrames.
 EnhancedFrames read_enhanced_frames(const std::filesystem::path& file);
+// The same, with the file's header already read (read_dicom_header, which checked the file whole).
+EnhancedFrames read_enhanced_frames(const std::filesystem::path& file, const DicomHeader& header);
 
 // A DICOM DT value ("YYYYMMDDHHMMSS.FFFFFF", trailing components optional, a "+HHMM" offset ignored) as seconds since
 // 1970-01-01 00:00 of its own clock; nullopt where it is not a date-time.
