@@ -17,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
@@ -26,6 +25,7 @@
 #include "scanner/dicom/dicom_header.hpp"
 #include "scanner/dicom/dicom_writer.hpp"
 #include "tests/support/data_paths.hpp"
+#include "tests/support/dcm2niix.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_seed.hpp"
 
@@ -33,10 +33,6 @@ namespace rtf::dicom {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool have_dcm2niix() {
-  return std::system("command -v dcm2niix >/dev/null 2>&1") == 0;
-}
 
 bool have_gdcmdump() {
   return std::system("command -v gdcmdump >/dev/null 2>&1") == 0;
@@ -62,16 +58,10 @@ struct Converted {
   std::vector<double> slice_timing_s;  // dcm2niix's BIDS SliceTiming, empty where it wrote none
 };
 
-// dcm2niix's 4D NIfTI (and JSON sidecar) of the DICOM files in `folder`.
-Converted dcm2niix_of(const fs::path& folder, const fs::path& out) {
-  fs::create_directories(out);
-  const std::string command =
-      "dcm2niix -z n -b y -f converted -o '" + out.string() + "' '" + folder.string() + "' >/dev/null 2>&1";
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  Converted c{read_nifti(out / "converted.nii"), {}};
-  std::ifstream json_file(out / "converted.json");
-  const nlohmann::json json = nlohmann::json::parse(json_file);
-  if (json.contains("SliceTiming")) c.slice_timing_s = json["SliceTiming"].get<std::vector<double>>();
+// dcm2niix's 4D NIfTI (and JSON sidecar) of the DICOM files in `folder` (tests/support/dcm2niix.hpp).
+Converted dcm2niix_of(const fs::path& folder, const fs::path& work) {
+  Converted c;
+  c.image = test::dcm2niix_of(folder, work, &c.slice_timing_s);
   return c;
 }
 
@@ -165,7 +155,7 @@ void check_mosaics(const Image& image, const fs::path& work) {
     EXPECT_EQ(h.modality, "MR");
     EXPECT_EQ(h.series_instance_uid, series.series_instance_uid);
   }
-  if (!have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
+  if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const Converted theirs = dcm2niix_of(folder, work / "siemens_out");
   ASSERT_EQ(theirs.image.nt(), image.nt());
   for (int64_t t = 0; t < image.nt(); ++t) {
@@ -202,7 +192,7 @@ void check_slices(const Image& image, const fs::path& work, bool reversed) {
       EXPECT_EQ(h.pixel_representation, 1);  // GE: signed
     }
   }
-  if (!have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
+  if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const Converted theirs = dcm2niix_of(folder, work / "ge_out");
   ASSERT_EQ(theirs.image.nt(), image.nt());
   for (int64_t t = 0; t < image.nt(); ++t) {

@@ -22,6 +22,7 @@
 #include "core/io/nifti_io.hpp"
 #include "scanner/assemble/par_rec_volume.hpp"
 #include "tests/support/data_paths.hpp"
+#include "tests/support/dcm2niix.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace rtf::dicom {
@@ -30,10 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kFolder = "scanner/pyneal_Philips/funcData/0001";
-
-bool have_dcm2niix() {
-  return std::system("command -v dcm2niix >/dev/null 2>&1") == 0;
-}
 
 std::string read_all(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -154,7 +151,7 @@ void expect_same(const Image& mine, const Image& theirs, const std::string& what
 TEST(ParRecVolume, RealXtcDumpsEqualDcm2niixForBothImageTypes) {
   const auto first = test::shared_data(kFolder + "/Dump-0000.par");
   if (!first) GTEST_SKIP() << test::missing_shared_data(kFolder + "/Dump-0000.par");
-  if (!have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
+  if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const test::TempDir work;
   for (int n = 0; n < 4; ++n) {
     const std::string name = "Dump-000" + std::to_string(n);
@@ -210,7 +207,7 @@ TEST(ParRecVolume, ScalingChoices) {
 TEST(ParRecVolume, EditedGeometriesEqualDcm2niix) {
   const auto first = test::shared_data(kFolder + "/Dump-0001.par");
   if (!first) GTEST_SKIP() << test::missing_shared_data(kFolder + "/Dump-0001.par");
-  if (!have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
+  if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const test::TempDir work;
   const auto set_column = [](int column, const std::string& value) {
     return [=](std::vector<std::string>& v) { v[static_cast<size_t>(column)] = value; };
