@@ -7,13 +7,42 @@
 #include <stdexcept>
 
 #include "core/io/nifti_io.hpp"
+#include "core/scale/device_list.hpp"
 
 namespace rtf::cli {
 
 std::unique_ptr<Device> open_device(const GlobalOptions& globals) {
-  auto device = Device::open(globals.device);
+  // Commands that do not spread their work (core/scale) run on rank 0 alone under mpirun: the others end here.
+  const Ranks& ranks = Ranks::world();
+  if (ranks.mpi() && ranks.size() > 1) {
+    if (!ranks.root()) {
+      Ranks::finalize();
+      std::exit(0);
+    }
+    spdlog::warn("this command does not spread over MPI ranks: rank 0 runs it alone");
+  }
+  std::unique_ptr<Device> device;
+  if (globals.devices.empty()) {
+    device = Device::open(globals.device);
+  } else {
+    device = std::make_unique<Device>(resolve_devices(globals.devices).front());
+    spdlog::warn("--devices: this command works on one device, the first of '{}'", globals.devices);
+  }
   spdlog::info("device: {} [{}]", device->info().label(), device->info().type_name());
   return device;
+}
+
+Workers open_workers(const GlobalOptions& globals) {
+  const Ranks& ranks = Ranks::world();
+  std::vector<std::unique_ptr<Device>> devices;
+  if (globals.devices.empty()) {
+    devices.push_back(Device::open(globals.device));
+  } else {
+    devices = open_devices(globals.devices);
+  }
+  Workers workers(std::move(devices), ranks);
+  spdlog::info("devices: {}", workers.describe());
+  return workers;
 }
 
 void require_same_grid(const ImageHeader& ref, const std::string& ref_name, const ImageHeader& other,

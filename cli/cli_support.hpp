@@ -9,11 +9,15 @@
 #include "cli/command_registry.hpp"
 #include "core/device/device.hpp"
 #include "core/image/image.hpp"
+#include "core/scale/chunk_job.hpp"
 
 namespace rtf::cli {
 
 // Opens the device chosen by --device / $RTFMRI_DEVICE (else GPU, else CPU) and logs which one.
 std::unique_ptr<Device> open_device(const GlobalOptions& globals);
+
+// The devices of --devices (else the one of --device) and the job's ranks (MPI when run by mpirun/srun), logged.
+Workers open_workers(const GlobalOptions& globals);
 
 // Throws std::invalid_argument naming both files when `other` is not on the same voxel grid as `ref`.
 void require_same_grid(const ImageHeader& ref, const std::string& ref_name, const ImageHeader& other,

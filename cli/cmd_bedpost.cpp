@@ -1,7 +1,10 @@
 // `rtfmri bedpost DIR`: FSL bedpostx's ball-and-stick MCMC on the device. Reads DIR/data, bvals, bvecs and
-// nodif_brain_mask as bedpostx does, initialises every voxel on the host (tensor, then a Levenberg-Marquardt fit),
-// runs the chains (core/diffusion/ball_stick_mcmc.hpp) and writes DIR.bedpostX with FSL's file names, built as
-// DIR.bedpostX.partial and renamed when complete. docs/algorithms/bedpost.md.
+// nodif_brain_mask as bedpostx does; cuts the mask voxels into blocks spread over the devices of --devices and the
+// ranks of mpirun (core/scale/chunk_job.hpp); each block is initialised on the host (tensor, then a
+// Levenberg-Marquardt fit) and its chains run (core/diffusion/ball_stick_mcmc.hpp: streams keyed by the voxel's index
+// in the whole mask, so any split gives the same chains). Rank 0 writes DIR.bedpostX with FSL's file names, built as
+// DIR.bedpostX.partial (the finished blocks kept in its chunks/ folder, reused by a run started again) and renamed
+// when complete. docs/algorithms/bedpost.md, docs/scale.md.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -10,7 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "cli/cli_support.hpp"
 #include "core/diffusion/ball_stick_init.hpp"
@@ -20,6 +25,8 @@
 #include "core/diffusion/fibre_order.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/scale/chunk_job.hpp"
+#include "core/util/hash.hpp"
 
 namespace {
 
@@ -28,7 +35,11 @@ namespace fs = std::filesystem;
 struct BedpostArgs {
   std::string dir, out;
   rtf::BallStickOptions options;
+  int chunk_voxels = 0;  // 0: from the devices (4 blocks per device, at least kMinChunkVoxels)
 };
+
+constexpr int64_t kMinChunkVoxels = 1024;
+constexpr int kChunksPerDevice = 4;
 
 void copy_text(const fs::path& from, const fs::path& to) {
   std::ifstream in(from);
@@ -36,14 +47,93 @@ void copy_text(const fs::path& from, const fs::path& to) {
   rtf::write_text_atomically(to, text);
 }
 
+template <typename T>
+std::string_view bytes_of(const std::vector<T>& values) {
+  return {reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)};
+}
+
+// The job's key: the signals, the scheme, every option that changes a chain, and the block size.
+std::string job_key(const rtf::DiffusionScheme& scheme, const std::vector<float>& data, const rtf::BallStickOptions& o,
+                    int64_t voxels, int64_t per_chunk) {
+  std::vector<double> bvecs;
+  for (const auto& g : scheme.bvecs) bvecs.insert(bvecs.end(), g.begin(), g.end());
+  const std::string options = fmt::format(
+      "bedpost v1; voxels {}; per chunk {}; fibres {}; ard {:a}; burn-in {}; jumps {}; every {}; model {}; "
+      "rician {}; allard {}; noard {}; update {}; seed {}",
+      voxels, per_chunk, o.fibres, o.ard_weight, o.burn_in, o.jumps, o.sample_every, o.model, o.rician, o.all_ard,
+      o.no_ard, o.update_proposal_every, o.seed);
+  return rtf::hash_hex({options, bytes_of(scheme.bvals), bytes_of(bvecs), bytes_of(data)});
+}
+
+// A block's result: its voxels' draws, means and acceptance counts, and how many of them had no usable fit.
+rtf::ChunkBytes pack_block(const rtf::BallStickRun& run, int64_t unfitted) {
+  rtf::ChunkWriter w;
+  w.value(static_cast<int32_t>(run.voxels)).value(static_cast<int32_t>(run.samples));
+  w.value(static_cast<int32_t>(run.fibres)).value(unfitted);
+  w.values(run.draws).values(run.mean_s0).values(run.mean_d).values(run.mean_d_std).values(run.mean_tau);
+  w.values(std::vector<double>(run.accepted.begin(), run.accepted.end()));
+  w.values(std::vector<double>(run.rejected.begin(), run.rejected.end()));
+  return w.take();
+}
+
+rtf::BallStickRun unpack_block(const rtf::ChunkBytes& bytes, int64_t voxels, int64_t& unfitted) {
+  rtf::ChunkReader r(bytes);
+  rtf::BallStickRun run;
+  run.voxels = r.value<int32_t>();
+  run.samples = r.value<int32_t>();
+  run.fibres = r.value<int32_t>();
+  unfitted += r.value<int64_t>();
+  run.draws = r.values<float>();
+  run.mean_s0 = r.values<double>();
+  run.mean_d = r.values<double>();
+  run.mean_d_std = r.values<double>();
+  run.mean_tau = r.values<double>();
+  const std::vector<double> accepted = r.values<double>(), rejected = r.values<double>();
+  const auto v = static_cast<size_t>(voxels);
+  if (!r.done() || run.voxels != voxels || run.mean_s0.size() != v || run.mean_d.size() != v ||
+      run.mean_d_std.size() != v || run.mean_tau.size() != v || accepted.size() != run.accepted.size() ||
+      rejected.size() != run.rejected.size()) {
+    throw std::runtime_error(fmt::format("bedpost: a block's result does not hold {} voxels", voxels));
+  }
+  std::copy(accepted.begin(), accepted.end(), run.accepted.begin());
+  std::copy(rejected.begin(), rejected.end(), run.rejected.begin());
+  return run;
+}
+
+// Clears what an interrupted run left in OUT.partial except its finished blocks (chunks/), which this run reuses.
+void prepare_partial(const fs::path& partial, const fs::path& chunk_dir) {
+  if (fs::exists(partial)) {
+    spdlog::warn("bedpost: {} left by an interrupted run: its finished blocks are reused, its other files removed",
+                 partial.string());
+    for (const fs::directory_entry& e : fs::directory_iterator(partial)) {
+      if (e.path() != chunk_dir) fs::remove_all(e.path());
+    }
+  }
+  fs::create_directories(partial);
+}
+
+// Every rank's chunk count per device, on every rank: [rank][slot] (collectives in the same order on every rank).
+nlohmann::json chunks_per_device(const rtf::Ranks& ranks, const rtf::ChunkJobStats& stats) {
+  nlohmann::json all = nlohmann::json::array();
+  for (int r = 0; r < ranks.size(); ++r) {
+    const bool me = r == ranks.rank();
+    const int64_t slots = ranks.sum(me ? static_cast<int64_t>(stats.device_chunks.size()) : 0);
+    nlohmann::json row = nlohmann::json::array();
+    for (int64_t s = 0; s < slots; ++s) row.push_back(ranks.sum(me ? stats.device_chunks[static_cast<size_t>(s)] : 0));
+    all.push_back(row);
+  }
+  return all;
+}
+
 void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf;
   const cli::Stopwatch clock;
   const BallStickOptions& o = args.options;
+  const Ranks& ranks = Ranks::world();
   std::string dir = args.dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const fs::path out = args.out.empty() ? fs::path(dir + ".bedpostX") : fs::path(args.out);
-  if (fs::exists(out)) {
+  if (ranks.root() && fs::exists(out)) {
     throw std::invalid_argument(
         fmt::format("{} exists: remove it or choose another --out (bedpost never overwrites results)", out.string()));
   }
@@ -58,37 +148,100 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
     throw std::invalid_argument(fmt::format("-b {} -j {} -s {}: burn-in >= 0 and jumps >= sample-every >= 1", o.burn_in,
                                             o.jumps, o.sample_every));
   }
-  const DiffusionInput input = read_bedpost_dir(dir);
+  if (args.chunk_voxels < 0)
+    throw std::invalid_argument(fmt::format("--chunk-voxels {}: 0 (auto) or more", args.chunk_voxels));
+  // Rank 0 reads the folder; the other ranks read a copy of its files.
+  const DiffusionInput input = read_bedpost_dir(ranks.local_input(dir));
   const int n = input.scheme.measurements();
-  const auto voxels = static_cast<int>(input.voxels.size());
+  const auto voxels = static_cast<int64_t>(input.voxels.size());
   spdlog::info("bedpost: {} voxels in {}/nodif_brain_mask, {} measurements, {} fibre(s), model {}, {} noise", voxels,
                dir, n, o.fibres, o.model, o.rician ? "Rician" : "Gaussian");
   const std::vector<float> data = gather_mask_signals(input);
-  auto device = cli::open_device(globals);
-  spdlog::info("bedpost: initialising {} voxels (tensor, then Levenberg-Marquardt) on the host's cores", voxels);
-  const cli::Stopwatch init_clock;
-  std::vector<uint8_t> fitted;
-  const std::vector<BallStickParams> init =
-      initialise_ball_stick(input.scheme, data.data(), voxels, o.fibres, o.model, &fitted);
-  const double init_seconds = init_clock.seconds();
-  const auto unfitted = static_cast<int64_t>(std::count(fitted.begin(), fitted.end(), 0));
-  spdlog::info("bedpost: initialised in {:.2f} s ({} voxel(s) without a usable fit start from defaults)", init_seconds,
-               unfitted);
+  Workers workers = cli::open_workers(globals);
+
+  // Blocks of mask voxels: their boundaries change no chain, so they are sized from the devices.
+  const int64_t per_chunk =
+      args.chunk_voxels > 0
+          ? args.chunk_voxels
+          : std::max<int64_t>(kMinChunkVoxels, (voxels + kChunksPerDevice * workers.total_devices() - 1) /
+                                                   (kChunksPerDevice * static_cast<int64_t>(workers.total_devices())));
+  const int64_t chunks = (voxels + per_chunk - 1) / per_chunk;
+  const auto block = [&](int64_t chunk) {
+    const int64_t begin = chunk * per_chunk;
+    return std::pair{begin, std::min(voxels, begin + per_chunk)};
+  };
+  const fs::path partial = out.string() + ".partial", chunk_dir = partial / "chunks";
+  if (workers.root()) prepare_partial(partial, chunk_dir);
+  spdlog::info("bedpost: {} block(s) of up to {} voxels (initialisation on the host's cores, then the chains)", chunks,
+               per_chunk);
+
   const int iterations = o.burn_in + o.jumps;
+  std::mutex progress_mutex;
   cli::ProgressLog progress("voxels", 2.0);
-  const cli::Stopwatch mcmc_clock;
-  BallStickRun run = ball_stick_mcmc(*device, input.scheme, data, init, o, 0,
-                                     [&](int64_t done, int64_t) { progress(done / iterations, voxels); });
-  const double mcmc_seconds = mcmc_clock.seconds();
+  int64_t iterations_done = 0;  // voxel-iterations of this process's blocks (one process: progress within blocks)
+  const bool fine_progress = workers.root() && ranks.size() == 1;
+  std::mutex times_mutex;
+  double init_seconds = 0, mcmc_seconds = 0;  // summed over this process's blocks
+
+  ChunkJob job;
+  job.name = "bedpost voxels";
+  job.chunks = chunks;
+  job.key = job_key(input.scheme, data, o, voxels, per_chunk);
+  job.chunk_dir = chunk_dir;
+  job.compute = [&](Device& device, int, int64_t chunk) {
+    const auto [begin, end] = block(chunk);
+    const auto count = static_cast<int>(end - begin);
+    const auto un = static_cast<size_t>(n);
+    const std::vector<float> y(data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(begin) * un),
+                               data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(end) * un));
+    const cli::Stopwatch init_clock;
+    std::vector<uint8_t> fitted;
+    const std::vector<BallStickParams> init =
+        initialise_ball_stick(input.scheme, y.data(), count, o.fibres, o.model, &fitted);
+    const double init_s = init_clock.seconds();
+    const cli::Stopwatch mcmc_clock;
+    int64_t reported = 0;
+    const BallStickRun run =
+        ball_stick_mcmc(device, input.scheme, y, init, o, static_cast<uint32_t>(begin), [&](int64_t done, int64_t) {
+          if (!fine_progress) return;
+          std::lock_guard lock(progress_mutex);
+          iterations_done += done - reported;
+          reported = done;
+          progress(iterations_done / iterations, voxels);
+        });
+    {
+      std::lock_guard lock(times_mutex);
+      init_seconds += init_s;
+      mcmc_seconds += mcmc_clock.seconds();
+    }
+    return pack_block(run, static_cast<int64_t>(std::count(fitted.begin(), fitted.end(), 0)));
+  };
+  ChunkJobStats stats;
+  const cli::Stopwatch job_clock;
+  const std::vector<ChunkBytes> results = workers.run(
+      job,
+      [&](int64_t done, int64_t) {
+        if (fine_progress) return;
+        std::lock_guard lock(progress_mutex);
+        progress(std::min(voxels, done * per_chunk), voxels);  // under mpirun: per finished block
+      },
+      &stats);
+  const double job_seconds = job_clock.seconds();
+  const nlohmann::json per_device = chunks_per_device(ranks, stats);
+  if (!workers.root()) return;  // rank 0 writes
+
+  int64_t unfitted = 0;
+  std::vector<BallStickRun> blocks;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const auto [begin, end] = block(c);
+    blocks.push_back(unpack_block(results[static_cast<size_t>(c)], end - begin, unfitted));
+  }
+  BallStickRun run = join_ball_stick_runs(blocks);
+  blocks.clear();
+  spdlog::info("bedpost: {} voxel(s) without a usable fit started from defaults", unfitted);
   sort_fibres_by_mean_f(run);  // bedpostx's output order: fibre 1 the strongest in every voxel
 
   // Outputs, into OUT.partial; renamed to OUT when every file is there.
-  const fs::path partial = out.string() + ".partial";
-  if (fs::exists(partial)) {
-    spdlog::warn("bedpost: removing {} left by an interrupted run", partial.string());
-    fs::remove_all(partial);
-  }
-  fs::create_directories(partial);
   const cli::Stopwatch write_clock;
   write_bedpost_maps(partial, input.data.header(), input.voxels, run, o);
   const double write_seconds = write_clock.seconds();
@@ -109,6 +262,11 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
         acceptance[fmt::format("{}{}", w == 0 ? "th" : w == 1 ? "ph" : "f", j + 1)] = run.accepted[k] / total;
     }
   }
+  // Where it ran (differs between runs of the same result): one key, "devices".
+  const nlohmann::json devices{
+      {"total", workers.total_devices()}, {"ranks", ranks.size()},           {"chunks", chunks},
+      {"chunk_voxels", per_chunk},        {"chunks_per_device", per_device}, {"restored_chunks", stats.restored},
+      {"rank0", workers.describe()}};
   const nlohmann::json summary{{"dir", dir},
                                {"voxels", voxels},
                                {"measurements", n},
@@ -125,18 +283,21 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
                                {"seed", o.seed},
                                {"unfitted_voxels", unfitted},
                                {"acceptance_while_recording", acceptance},
+                               {"device", workers.device(0).info().device_name},
+                               {"devices", devices},
                                {"init_seconds", init_seconds},
                                {"mcmc_seconds", mcmc_seconds},
+                               {"chunks_seconds", job_seconds},
                                {"write_seconds", write_seconds},
-                               {"seconds", clock.seconds()},
-                               {"device", device->info().device_name}};
+                               {"seconds", clock.seconds()}};
   write_text_atomically(partial / "bedpost.json", summary.dump(2) + "\n");
+  fs::remove_all(chunk_dir);
   fs::rename(partial, out);
   fmt::print(
-      "bedpost: {} voxels, {} samples of {} fibre(s) -> {} (init {:.2f} s, MCMC {:.2f} s, writing {:.2f} s, {:.2f} s "
-      "in "
-      "all)\n",
-      voxels, samples, o.fibres, out.string(), init_seconds, mcmc_seconds, write_seconds, clock.seconds());
+      "bedpost: {} voxels, {} samples of {} fibre(s) -> {} ({} block(s) on {} device(s), {} restored; chains {:.2f} s, "
+      "writing {:.2f} s, {:.2f} s in all)\n",
+      voxels, samples, o.fibres, out.string(), chunks, workers.total_devices(), stats.restored, job_seconds,
+      write_seconds, clock.seconds());
 }
 
 void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
@@ -144,7 +305,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   auto* cmd = app.add_subcommand(
       "bedpost",
       "FSL bedpostx's ball-and-stick model by MCMC on the device: fibre orientations and fractions per voxel, with "
-      "FSL's outputs (docs/algorithms/bedpost.md)");
+      "FSL's outputs (docs/algorithms/bedpost.md). Spreads blocks of voxels over the devices of --devices (e.g. "
+      "`rtfmri --devices gpu bedpost DIR`) and over the ranks of `mpirun -np K rtfmri bedpost DIR` (rank 0 reads and "
+      "writes; docs/scale.md); any split gives the same chains, bit for bit");
   cmd->add_option("DIR", args->dir,
                   "bedpostx's input folder: data.nii.gz (4D), bvals, bvecs (FSL: 3 rows), nodif_brain_mask.nii.gz")
       ->required()
@@ -171,13 +334,19 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of the random streams (same seed: same chains on any device)")
       ->capture_default_str();
+  cmd->add_option("--chunk-voxels", args->chunk_voxels,
+                  "Voxels per block handed to a device (0: 4 blocks per device, at least 1024; the results do not "
+                  "depend on it)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option(
       "--out", args->out,
       "Output folder (default DIR.bedpostX; must not exist), with FSL's files: merged_th<i>samples, "
       "merged_ph<i>samples, merged_f<i>samples (one volume per sample), mean_th/ph/f<i>samples, "
       "mean_dsamples, mean_S0samples, mean_fsumsamples (mean_d_stdsamples: model 2; mean_tausamples: "
       "--rician), dyads<i>, dyads<i>_dispersion, nodif_brain_mask, bvals, bvecs, and bedpost.json; built as "
-      "OUT.partial and renamed when complete");
+      "OUT.partial and renamed when complete (a run stopped midway keeps its finished blocks in OUT.partial/chunks/: "
+      "the same command again reuses them)");
   cmd->callback([args, &globals] { run(*args, globals); });
 }
 

@@ -1,18 +1,20 @@
 // `rtfmri connectome BOLD (--threshold R | --density D) --out PREFIX`: the voxel-wise connectome of a 4D NIfTI on the
 // device (Pearson, Spearman or Kendall's tau-b between every pair of mask voxels, thresholded by value or density),
-// written as
-// scipy.sparse's CSR .npz with the node -> voxel map, degree and strength maps and a JSON summary.
-// docs/algorithms/connectome.md.
+// written as scipy.sparse's CSR .npz with the node -> voxel map, degree and strength maps and a JSON summary. The
+// pairs are spread over the devices of --devices and the ranks of mpirun in chunks of tile rows
+// (core/connectome/connectome_chunks.hpp); rank 0 writes the outputs. docs/algorithms/connectome.md, docs/scale.md.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
+#include "core/connectome/connectome_chunks.hpp"
 #include "core/connectome/density_threshold.hpp"
 #include "core/connectome/kendall.hpp"
 #include "core/connectome/node_series.hpp"
@@ -22,6 +24,7 @@
 #include "core/io/nifti_io.hpp"
 #include "core/io/npz_writer.hpp"
 #include "core/mask/brain_mask.hpp"
+#include "core/util/hash.hpp"
 
 namespace {
 
@@ -56,89 +59,131 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   if (by_density && !(args.density > 0.0 && args.density <= 1.0)) {
     throw std::invalid_argument(fmt::format("--density {}: a density lies in (0, 1]", args.density));
   }
-  const Image bold = read_nifti(args.bold);
-  if (bold.nt() < 3)
-    throw std::invalid_argument(fmt::format("{}: a connectome needs a 4D series (>= 3 volumes)", args.bold));
-  auto device = cli::open_device(globals);
-  std::vector<uint8_t> mask;
-  if (!args.mask.empty()) {
-    const Image m = read_nifti(args.mask);
-    cli::require_same_grid(bold.header(), args.bold, m.header(), args.mask);
-    mask.resize(m.volume(0).size());
-    std::transform(m.volume(0).begin(), m.volume(0).end(), mask.begin(), [](float x) { return x != 0.0f ? 1 : 0; });
-  } else {
-    mask = compute_brain_mask(*device, bold, {.volume = -1}).inside;
+  Workers workers = cli::open_workers(globals);
+  const Ranks& ranks = workers.ranks();
+  const bool root = workers.root();
+  // Rank 0 reads the inputs and prepares the node series on its first device; every rank then correlates rank 0's
+  // floats (broadcast_series), so the edges do not depend on the other ranks' devices.
+  ImageHeader grid;
+  NodeSeries series;
+  if (root) {
+    const Image bold = read_nifti(args.bold);
+    if (bold.nt() < 3) {
+      throw std::invalid_argument(fmt::format("{}: a connectome needs a 4D series (>= 3 volumes)", args.bold));
+    }
+    grid = bold.header();
+    std::vector<uint8_t> mask;
+    if (!args.mask.empty()) {
+      const Image m = read_nifti(args.mask);
+      cli::require_same_grid(bold.header(), args.bold, m.header(), args.mask);
+      mask.resize(m.volume(0).size());
+      std::transform(m.volume(0).begin(), m.volume(0).end(), mask.begin(), [](float x) { return x != 0.0f ? 1 : 0; });
+    } else {
+      mask = compute_brain_mask(workers.device(0), bold, {.volume = -1}).inside;
+    }
+    const CorrelationMethod method =
+        args.method == "spearman" ? CorrelationMethod::kSpearman : CorrelationMethod::kPearson;
+    series = node_series(bold, mask, method, false);
+    if (kendall) {
+      mark_constant_series(series);
+    } else {
+      normalise_on_device(workers.device(0), series);
+    }
+    if (by_density) {
+      const double need = density_memory_estimate(series, args.density), have = available_memory();
+      if (have > 0 && need > 0.8 * have) {
+        throw std::invalid_argument(
+            fmt::format("density {} needs about {:.1f} GiB of host memory for its edges; {:.1f} GiB "
+                        "are available: choose a lower density or a smaller mask",
+                        args.density, need / (1 << 30), have / (1 << 30)));
+      }
+    }
   }
-  const CorrelationMethod method =
-      args.method == "spearman" ? CorrelationMethod::kSpearman : CorrelationMethod::kPearson;
-  NodeSeries series = node_series(bold, mask, method, false);
-  if (kendall) {
-    mark_constant_series(series);
-  } else {
-    normalise_on_device(*device, series);
-  }
+  broadcast_series(ranks, series);
   const auto invalid = static_cast<int64_t>(std::count(series.valid.begin(), series.valid.end(), 0));
   const std::string rule = by_density ? fmt::format("density {}", args.density)
                                       : fmt::format("{} {}", args.absolute ? "|r| >=" : "r >=", args.threshold);
   spdlog::info("connectome: {} nodes ({} constant, excluded), {} volumes, {}, {}", series.nodes(), invalid,
                series.length, args.method, rule);
-  if (by_density) {
-    const double need = density_memory_estimate(series, args.density), have = available_memory();
-    if (have > 0 && need > 0.8 * have) {
-      throw std::invalid_argument(
-          fmt::format("density {} needs about {:.1f} GiB of host memory for its edges; {:.1f} GiB "
-                      "are available: choose a lower density or a smaller mask",
-                      args.density, need / (1 << 30), have / (1 << 30)));
-    }
-  }
+  // Chunks of tile rows over the devices and ranks; their files in PREFIX_chunks/ for a restart.
+  const std::filesystem::path chunk_dir = args.out + "_chunks";
+  cli::ProgressLog progress("connectome chunks");
+  ChunkJobStats stats;
+  const SpreadPassOptions options{.key = hash_hex({series_key(series), args.method}),
+                                  .chunk_dir = chunk_dir,
+                                  .progress = std::ref(progress),
+                                  .stats = &stats};
   std::vector<Edge> edges;
   const cli::Stopwatch compute;
-  cli::ProgressLog progress("tile rows");
   double threshold = args.threshold;
   int passes = 1;
-  const CorrelationPass pass = [&](const NodeSeries& s, const CorrelationThreshold& t, const EdgeSink& sink,
-                                   const TileRowProgress& p) {
-    if (kendall) {
-      kendall_correlations(*device, s, t, sink, p);
-    } else {
-      thresholded_correlations(*device, s, t, sink, p);
-    }
-  };
   if (by_density) {
-    DensityEdges d = edges_at_density(pass, series, args.density, args.absolute, args.seed, std::ref(progress));
+    // The node sample (small) runs on every rank's first device; the passes over all pairs go through the job, and
+    // whether to repeat one is rank 0's decision, shared so that every rank takes the same path.
+    const CorrelationPass pass = [&](const NodeSeries& s, const CorrelationThreshold& t, const EdgeSink& sink,
+                                     const TileRowProgress&) {
+      if (&s == &series) {
+        spread_correlations(workers, s, t, sink, options);
+      } else {
+        correlation_rows(workers.device(0), s, t, {}, sink);
+      }
+    };
+    const SharedDecision shared = [&ranks](bool enough) {
+      std::vector<uint8_t> flag{static_cast<uint8_t>(enough ? 1 : 0)};
+      ranks.broadcast(flag);
+      return flag.at(0) != 0;
+    };
+    DensityEdges d = edges_at_density(pass, series, args.density, args.absolute, args.seed, {}, 1.5, shared);
     edges = std::move(d.edges);
     threshold = d.threshold;
     passes = d.passes;
-    spdlog::info("density {}: {} of {} pairs, cut {} {:.7f} ({} pass(es))", args.density, d.requested, d.pairs,
-                 args.absolute ? "|r| >=" : "r >=", d.threshold, d.passes);
+    if (root) {
+      spdlog::info("density {}: {} of {} pairs, cut {} {:.7f} ({} pass(es))", args.density, d.requested, d.pairs,
+                   args.absolute ? "|r| >=" : "r >=", d.threshold, d.passes);
+    }
   } else {
-    pass(
-        series, {.value = args.threshold, .absolute = args.absolute},
-        [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); },
-        std::ref(progress));
+    spread_correlations(
+        workers, series, {.value = args.threshold, .absolute = args.absolute},
+        [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); }, options);
   }
   const double compute_seconds = compute.seconds();
+  if (!root) return;  // rank 0 writes every output
   const SymmetricCsr graph = symmetric_csr(static_cast<int64_t>(series.nodes()), edges);
+  edges = {};
   const auto n = static_cast<double>(series.nodes());
   const double density = n > 1 ? static_cast<double>(graph.edges()) / (n * (n - 1) / 2) : 0.0;
   write_csr_npz(args.out + "_edges.npz", graph);
-  io::write_npz(args.out + "_nodes.npz",
-                {io::npy_member<int64_t>("voxels", "<i8", {static_cast<int64_t>(series.nodes())}, series.voxels),
-                 io::npy_member<int64_t>("dims", "<i8", {3},
-                                         std::vector<int64_t>(bold.header().dims.begin(), bold.header().dims.end()))});
+  io::write_npz(
+      args.out + "_nodes.npz",
+      {io::npy_member<int64_t>("voxels", "<i8", {static_cast<int64_t>(series.nodes())}, series.voxels),
+       io::npy_member<int64_t>("dims", "<i8", {3}, std::vector<int64_t>(grid.dims.begin(), grid.dims.end()))});
   const std::vector<int64_t> degrees = degree(graph);
-  cli::write_voxel_values(args.out + "_degree.nii.gz", bold.header(), series.voxels,
+  cli::write_voxel_values(args.out + "_degree.nii.gz", grid, series.voxels,
                           std::vector<double>(degrees.begin(), degrees.end()));
-  cli::write_voxel_values(args.out + "_strength.nii.gz", bold.header(), series.voxels, strength(graph));
-  const nlohmann::json summary{
-      {"bold", args.bold},         {"nodes", series.nodes()},
-      {"constant_nodes", invalid}, {"volumes", series.length},
-      {"method", args.method},     {"threshold", threshold},
-      {"absolute", args.absolute}, {"density_requested", by_density ? nlohmann::json(args.density) : nlohmann::json()},
-      {"passes", passes},          {"edges", graph.edges()},
-      {"density", density},        {"device_seconds", compute_seconds},
-      {"seconds", clock.seconds()}};
+  cli::write_voxel_values(args.out + "_strength.nii.gz", grid, series.voxels, strength(graph));
+  // Where it ran (one object, so that comparisons of runs on other devices drop it with the timings).
+  const nlohmann::json devices{{"total", workers.total_devices()},
+                               {"ranks", ranks.size()},
+                               {"this_rank", workers.device_count()},
+                               {"chunks", connectome_chunk_count(static_cast<int64_t>(series.nodes()))},
+                               {"restored_chunks", stats.restored}};
+  const nlohmann::json summary{{"bold", args.bold},
+                               {"nodes", series.nodes()},
+                               {"constant_nodes", invalid},
+                               {"volumes", series.length},
+                               {"method", args.method},
+                               {"threshold", threshold},
+                               {"absolute", args.absolute},
+                               {"density_requested", by_density ? nlohmann::json(args.density) : nlohmann::json()},
+                               {"passes", passes},
+                               {"edges", graph.edges()},
+                               {"density", density},
+                               {"devices", devices},
+                               {"device_seconds", compute_seconds},
+                               {"seconds", clock.seconds()}};
   write_text_atomically(args.out + "_connectome.json", summary.dump(2) + "\n");
+  std::error_code ignored;
+  std::filesystem::remove_all(chunk_dir, ignored);  // the outputs are whole: the chunk files are no longer needed
   fmt::print(
       "connectome: {} nodes, {} edges (density {:.3g}) -> {}_edges.npz, _nodes.npz, _degree, _strength, "
       "_connectome.json ({:.2f} s)\n",
@@ -151,6 +196,13 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       "connectome",
       "Voxel-wise connectome of a 4D NIfTI: thresholded correlations of every voxel pair, scipy.sparse "
       "CSR output (docs/algorithms/connectome.md)");
+  cmd->footer(
+      "Several devices and hosts (docs/scale.md): `rtfmri --devices all connectome ...` (or gpu, cpu, "
+      "PLATFORM:DEVICE lists, cpu/N for N sub-devices) spreads the pairs over this machine's devices; `mpirun -np K "
+      "rtfmri connectome ...` (or srun) over K processes, each on its own devices (--devices). The upper triangle is "
+      "cut into chunks of 128-node tile rows of equal work; rank 0 reads the inputs, merges the edges and writes the "
+      "outputs, which equal one device's bit for bit. Finished chunks are kept in PREFIX_chunks/ until the outputs are "
+      "written: a stopped run started again with the same inputs and options reuses them.");
   cmd->add_option("BOLD", args->bold, "Preprocessed 4D NIfTI (e.g. our smooth/detrend/mc outputs)")
       ->required()
       ->check(CLI::ExistingFile);

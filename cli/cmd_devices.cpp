@@ -1,8 +1,11 @@
-// `rtfmri devices`: lists every OpenCL platform and device, marking the one that would be used.
+// `rtfmri devices`: lists every OpenCL platform and device, marking the one that would be used, what --devices would
+// use, and whether the build has MPI.
 #include <fmt/format.h>
 
 #include "cli/command_registry.hpp"
 #include "core/device/device_info.hpp"
+#include "core/scale/device_list.hpp"
+#include "core/scale/ranks.hpp"
 
 namespace {
 
@@ -30,6 +33,13 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                  static_cast<double>(d.max_alloc_bytes) / (1ull << 30));
       fmt::print("      driver: {}  ({})\n", d.driver_version, d.device_version);
     }
+    if (!globals.devices.empty()) {
+      fmt::print("--devices {}:\n", globals.devices);
+      for (const auto& d : rtf::resolve_devices(globals.devices)) fmt::print("    {}\n", d.label());
+    }
+    fmt::print("MPI: {}\n", rtf::Ranks::built_with_mpi()
+                                ? "built in (mpirun/srun spread the offline commands over ranks: docs/scale.md)"
+                                : "not built in (no MPI found at build time; one process only)");
   });
 }
 

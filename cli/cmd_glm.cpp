@@ -80,7 +80,7 @@ rtf::DesignOptions design_options(const GlmCli& c, const rtf::Image& bold) {
     o.drift = rtf::DriftModel::kNone;
   }
   if (!c.confounds.empty()) {
-    const rtf::ConfoundTable t = rtf::read_confounds(c.confounds, c.confound_columns);
+    const rtf::ConfoundTable t = rtf::read_confounds(rtf::Ranks::world().local_input(c.confounds), c.confound_columns);
     if (t.values.rows() != bold.nt()) {
       throw std::invalid_argument(
           fmt::format("{}: {} rows for a series of {} volumes", c.confounds, t.values.rows(), bold.nt()));
@@ -270,9 +270,9 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
       throw std::invalid_argument(fmt::format("--inference {}: voxel, cluster-extent, cluster-mass or tfce", i));
     }
   }
-  const Image bold = read_nifti(c.bold);
+  const Image bold = read_nifti(Ranks::world().local_input(c.bold));  // under mpirun: rank 0's file
   if (bold.nt() < 3) throw std::invalid_argument(fmt::format("{}: a GLM needs a 4D series", c.bold));
-  const EventsTable events = read_events_tsv(c.events);
+  const EventsTable events = read_events_tsv(Ranks::world().local_input(c.events));
   const DesignOptions options = design_options(c, bold);
   const DesignMatrix design = build_design_matrix(events.events, options);
   std::vector<GlmContrast> contrasts;
@@ -280,10 +280,12 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     const NamedContrast n = parse_named_contrast(spec, design.names());
     contrasts.push_back({n.name, n.weights});
   }
-  auto device = cli::open_device(globals);
+  Workers workers = cli::open_workers(globals);  // --devices: spread by --bayes; the other fits use the first
+  Device* device = &workers.device(0);
+  if (!c.bayes && !workers.root()) return;  // only --bayes spreads over ranks: the other fits run on rank 0 alone
   std::optional<std::vector<uint8_t>> mask;
   if (!c.mask.empty()) {
-    const Image m = read_nifti(c.mask);
+    const Image m = read_nifti(Ranks::world().local_input(c.mask));
     cli::require_same_grid(bold.header(), c.bold, m.header(), c.mask);
     std::vector<uint8_t> inside(m.volume(0).size());
     std::transform(m.volume(0).begin(), m.volume(0).end(), inside.begin(), [](float x) { return x != 0.0f ? 1 : 0; });
@@ -307,7 +309,8 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     b.order = std::max(1, ar_order(c));
     fmt::print("glm --bayes: {} volumes, {} columns, AR({}) noise, {} chain(s) of {} draws after {} burn-in\n",
                bold.nt(), design.x.cols(), b.order, b.chains, b.draws, b.burn_in);
-    run_bayes_glm(b, *device, bold, design, contrasts, files, inside, c.out);
+    run_bayes_glm(b, workers, bold, design, contrasts, files, inside, c.out);
+    if (!workers.root()) return;  // rank 0 writes
     write_design(c.out + "_design.tsv", design);
     fmt::print(
         "wrote {}_design.tsv, _contrast-*_stat-{{postmean,postsd,ppm}}.nii.gz, _sigma2_postmean, _ar_postmean, "
@@ -444,7 +447,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                 "Bayesian GLM: Gibbs sampler over beta, sigma^2 and AR(P) rho (--noise ar1..ar4, default ar1) with "
                 "BROCCOLI's priors; writes each t contrast's posterior mean, SD and PPM P(c'beta > 0), sigma^2's and "
                 "rho's posterior means (PREFIX_ar_postmean: 4D, one volume per coefficient, for P > 1), and "
-                "split-R-hat / ESS in PREFIX_glm.json (docs/algorithms/bayes_glm.md; --seed seeds the chains)");
+                "split-R-hat / ESS in PREFIX_glm.json (docs/algorithms/bayes_glm.md; --seed seeds the chains). Spreads "
+                "blocks of voxels over --devices and the ranks of `mpirun -np K rtfmri glm ... --bayes` with the same "
+                "results (docs/scale.md)");
   cmd->add_option("--draws", c->bayes_options.draws, "--bayes: kept draws per chain")
       ->check(CLI::Range(32, 10000000))
       ->capture_default_str();
@@ -453,6 +458,11 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->capture_default_str();
   cmd->add_option("--chains", c->bayes_options.chains, "--bayes: chains per voxel (split-R-hat needs >= 1; 2+ advised)")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--chunk-voxels", c->bayes_options.chunk_voxels,
+                  "--bayes: voxels per block handed to a device of --devices or an mpirun rank (0: 4 blocks per "
+                  "device, at least 256; the results do not depend on it)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--batch", c->batch, "Surrogate data sets per device launch (memory: batch x the series x 3)")
       ->check(CLI::Range(1, 1024))

@@ -2,11 +2,13 @@
 // inference on the device: t statistics of each contrast, with -x the voxel-wise uncorrected and family-wise corrected
 // (max-T) p maps, with -c / -C the cluster-extent / cluster-mass FWE p maps, as 1 - p, named as randomise names them.
 // Freedman-Lane for general designs, sign flipping for -1, exhaustive enumeration when the distinct rearrangements are
-// no more than -n. docs/algorithms/randomise.md.
+// no more than -n. The permutations are spread in chunks over --devices and MPI ranks (core/permutation/
+// permutation_chunks.hpp), rank 0 writing every output. docs/algorithms/randomise.md, docs/scale.md.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -15,11 +17,15 @@
 #include "core/io/nifti_io.hpp"
 #include "core/permutation/clusters.hpp"
 #include "core/permutation/fwe.hpp"
+#include "core/permutation/permutation_chunks.hpp"
 #include "core/permutation/permutation_set.hpp"
 #include "core/permutation/t_contrast_model.hpp"
 #include "core/permutation/tfce.hpp"
 #include "core/permutation/vest.hpp"
 #include "core/permutation/voxel_permutation.hpp"
+#include "core/scale/chunk_job.hpp"
+#include "core/scale/ranks.hpp"
+#include "core/util/hash.hpp"
 
 namespace {
 
@@ -75,6 +81,54 @@ std::vector<int64_t> analysis_voxels(const rtf::Image& data, const std::string& 
   return voxels;
 }
 
+// Rearrangements per launch when the t maps go to the cluster / TFCE statistics (their batch).
+constexpr int kBatch = 64;
+
+// One contrast's results, kept until every contrast is done.
+struct ContrastResult {
+  std::vector<float> t;                      // the observed statistic
+  float dh = 0.0f;                           // TFCE's step (0: none)
+  bool permuted = false;                     // whether permutations ran (-x, -c, -C, -T)
+  rtf::PermutationChunkResult permutations;  // their counts and maxima
+  double seconds = 0.0;
+};
+
+// Rank 0's values on every rank.
+void broadcast_values(const rtf::Ranks& ranks, std::vector<double>& values) {
+  if (ranks.size() == 1) return;
+  rtf::ChunkWriter w;
+  w.values(values);
+  rtf::ChunkBytes bytes = w.take();
+  ranks.broadcast(bytes);
+  rtf::ChunkReader r(bytes);
+  values = r.values<double>();
+}
+
+template <typename T>
+std::string_view bytes_of(const std::vector<T>& xs) {
+  return {reinterpret_cast<const char*>(xs.data()), xs.size() * sizeof(T)};
+}
+
+std::string_view bytes_of(const Eigen::MatrixXd& m) {
+  return {reinterpret_cast<const char*>(m.data()), static_cast<size_t>(m.size()) * sizeof(double)};
+}
+
+// What a contrast's chunk results depend on: the residuals, the model, the rearrangements, the options and the
+// chunking. Chunk files of another key are not reused.
+std::string job_key(const std::vector<float>& residuals, const rtf::TContrastModel& model,
+                    const rtf::PermutationSet& set, const rtf::PermutationChunkOptions& options,
+                    const RandomiseArgs& args, size_t contrast, int max_block) {
+  const std::string settings = fmt::format(
+      "randomise chunks v1; n {} p {} q {} dof {:a} vf {:a}; set {} kind {} count {} seed {}; -c {:a} -C {:a}; "
+      "tfce dh {:a} E {:a} H {:a} C {} 2d {}; chunk {} launch {}; contrast {}",
+      model.n, model.p, model.q, model.dof, model.variance_factor, set.n, static_cast<int>(set.kind), set.count,
+      args.seed, options.cluster_extent, options.cluster_mass, static_cast<double>(options.tfce_dh), args.tfce_e,
+      args.tfce_h, args.tfce_c, args.tfce_2d, rtf::kPermutationChunkSize, max_block, contrast);
+  const Eigen::MatrixXd a = model.a;
+  return rtf::hash_hex({settings, bytes_of(residuals), bytes_of(model.basis), bytes_of(a), bytes_of(model.quadratic),
+                        bytes_of(set.order), bytes_of(set.signs)});
+}
+
 void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   rtf::cli::Stopwatch clock;
   for (const auto& [flag, value] : {std::pair{"-c", args.cluster_extent}, std::pair{"-C", args.cluster_mass}}) {
@@ -92,8 +146,15 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   if (args.one_sample && !args.groups.empty()) {
     throw std::invalid_argument("exchangeability blocks (-e) with sign flipping (-1) are not supported");
   }
-  // Read everything and check it before any computation or output.
-  const rtf::Image data = read_subjects(args.inputs);
+  // Read everything and check it before any computation or output. Rank 0 reads the files; other ranks get copies.
+  const rtf::Ranks& world = rtf::Ranks::world();
+  const auto local = [&world](const std::string& path) { return path.empty() ? path : world.local_input(path); };
+  std::vector<std::string> inputs;
+  for (const std::string& f : args.inputs) inputs.push_back(local(f));
+  const std::string design_file = local(args.design), contrasts_file = local(args.contrasts);
+  const std::string f_contrasts_file = local(args.f_contrasts), groups_file = local(args.groups);
+  const std::string mask_file = local(args.mask);
+  const rtf::Image data = read_subjects(inputs);
   const int n = static_cast<int>(data.nt());
   Eigen::MatrixXd design;
   std::vector<Eigen::RowVectorXd> contrasts;
@@ -103,12 +164,12 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     contrasts.push_back(Eigen::RowVectorXd::Ones(1));
     names.emplace_back("group mean");
   } else {
-    design = rtf::read_vest(args.design).values;
+    design = rtf::read_vest(design_file).values;
     if (design.rows() != n) {
       throw std::invalid_argument(
           fmt::format("{}: {} rows, but the input has {} subjects (volumes)", args.design, design.rows(), n));
     }
-    const rtf::VestMatrix con = rtf::read_vest(args.contrasts);
+    const rtf::VestMatrix con = rtf::read_vest(contrasts_file);
     for (Eigen::Index k = 0; k < con.values.rows(); ++k) {
       if (con.values.cols() != design.cols()) {
         throw std::invalid_argument(fmt::format("{}: contrasts have {} weights but {} has {} columns", args.contrasts,
@@ -121,13 +182,13 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   }
   std::vector<int> blocks;
   if (!args.groups.empty()) {
-    blocks = rtf::read_vest_groups(args.groups);
+    blocks = rtf::read_vest_groups(groups_file);
     if (static_cast<int>(blocks.size()) != n) {
       throw std::invalid_argument(
           fmt::format("{}: {} rows, but the input has {} subjects", args.groups, blocks.size(), n));
     }
   }
-  const std::vector<int64_t> voxels = analysis_voxels(data, args.mask);
+  const std::vector<int64_t> voxels = analysis_voxels(data, mask_file);
   const size_t nv = voxels.size();
   std::vector<float> values(static_cast<size_t>(n) * nv);
   for (int s = 0; s < n; ++s) {
@@ -165,7 +226,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     suffixes.push_back(fmt::format("tstat{}", k + 1));
   }
   if (!args.f_contrasts.empty()) {  // design.fts: one row per F test, a 0/1 per t contrast
-    const Eigen::MatrixXd fts = rtf::read_vest(args.f_contrasts).values;
+    const Eigen::MatrixXd fts = rtf::read_vest(f_contrasts_file).values;
     if (fts.cols() != static_cast<Eigen::Index>(contrasts.size())) {
       throw std::invalid_argument(fmt::format("{}: {} columns, but {} has {} t contrasts", args.f_contrasts, fts.cols(),
                                               args.contrasts, contrasts.size()));
@@ -201,20 +262,93 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
                                             args.permutations)
                               : fmt::format(" (random, seed {}, of {:.3g} distinct)", args.seed, set.distinct));
 
-  auto device = rtf::cli::open_device(globals);
+  rtf::Workers workers = rtf::cli::open_workers(globals);
+  const rtf::Ranks& ranks = workers.ranks();
   const bool extent = !std::isnan(args.cluster_extent), mass = !std::isnan(args.cluster_mass);
-  std::unique_ptr<rtf::ClusterStatistics> clusters;
-  constexpr int kClusterBlock = 64;
-  std::unique_ptr<rtf::TfceStatistics> tfce;
+  const bool want_tfce = args.tfce || args.tfce_2d;
   std::vector<uint8_t> inside(static_cast<size_t>(data.header().voxels_per_volume()), 0);
   for (int64_t v : voxels) inside[static_cast<size_t>(v)] = 1;
-  if (extent || mass) {
-    clusters = std::make_unique<rtf::ClusterStatistics>(*device, data.header().dims, inside, 26, kClusterBlock);
+  // Per device slot, made on first use there (each slot is used by one thread at a time): the cluster and TFCE
+  // statistics (for every contrast) and the current contrast's blocks.
+  const int slots = workers.device_count();
+  std::vector<std::unique_ptr<rtf::ClusterStatistics>> clusters(static_cast<size_t>(slots));
+  std::vector<std::unique_ptr<rtf::TfceStatistics>> tfces(static_cast<size_t>(slots));
+  const auto cluster_stats = [&](int slot) -> rtf::ClusterStatistics& {
+    auto& c = clusters[static_cast<size_t>(slot)];
+    if (!c) c = std::make_unique<rtf::ClusterStatistics>(workers.device(slot), data.header().dims, inside, 26, kBatch);
+    return *c;
+  };
+  const auto tfce_stats = [&](int slot) -> rtf::TfceStatistics& {
+    auto& t = tfces[static_cast<size_t>(slot)];
+    if (!t) {
+      t = std::make_unique<rtf::TfceStatistics>(workers.device(slot), data.header().dims, inside, args.tfce_c, kBatch,
+                                                args.tfce_2d ? 1.0 : args.tfce_e, args.tfce_h);
+    }
+    return *t;
+  };
+  const std::string chunk_root = args.output + "_chunks";
+
+  // Every contrast's permutations first (on every rank), then rank 0 writes every output: a run stopped midway leaves
+  // its chunk files and no output.
+  std::vector<ContrastResult> results(models.size());
+  for (size_t k = 0; k < models.size(); ++k) {
+    ContrastResult& result = results[k];
+    rtf::cli::Stopwatch contrast_clock;
+    std::vector<float> residuals = values;
+    rtf::remove_nuisance(models[k], residuals, nv);
+    const bool f_test = models[k].is_f();
+    // Cluster and TFCE inference (t contrasts): each launch's t maps are labelled on the device; per rearrangement
+    // the largest extent / mass / TFCE.
+    rtf::PermutationChunkOptions options;
+    if (!f_test) {
+      options.cluster_extent = args.cluster_extent;
+      options.cluster_mass = args.cluster_mass;
+    }
+    const int max_block = options.clusters() || (want_tfce && !f_test) ? kBatch : 128;
+    // The observed statistic: rank 0's, on its first device, so every device of every rank counts against the same.
+    auto observer =
+        std::make_unique<rtf::VoxelPermutationBlocks>(workers.device(0), models[k], set, residuals, nv, max_block);
+    std::vector<double> observed = observer->observe();
+    broadcast_values(ranks, observed);
+    result.t.assign(observed.begin(), observed.end());
+    // TFCE's step: the observed map's largest t / 100 (at least 0.01).
+    if (want_tfce && !f_test) {
+      options.tfce_dh = std::max(*std::max_element(result.t.begin(), result.t.end()), 1.0f) / 100.0f;
+    }
+    result.dh = options.tfce_dh;
+    const bool permute = args.voxelwise || options.maps();
+    if (permute) {
+      std::vector<std::unique_ptr<rtf::VoxelPermutationBlocks>> slot_blocks(static_cast<size_t>(slots));
+      observer->set_observed(observed);
+      slot_blocks[0] = std::move(observer);
+      rtf::ChunkJob job;
+      job.name = fmt::format("randomise contrast {}", k + 1);
+      job.chunks = rtf::permutation_chunk_count(set.count);
+      job.key = job_key(residuals, models[k], set, options, args, k, max_block);
+      job.chunk_dir = std::filesystem::path(chunk_root) / suffixes[k];
+      job.compute = [&](rtf::Device& device, int slot, int64_t chunk) {
+        auto& b = slot_blocks[static_cast<size_t>(slot)];
+        if (!b) {
+          b = std::make_unique<rtf::VoxelPermutationBlocks>(device, models[k], set, residuals, nv, max_block);
+          b->set_observed(observed);
+        }
+        return rtf::to_chunk_bytes(rtf::run_permutation_chunk(*b, options.clusters() ? &cluster_stats(slot) : nullptr,
+                                                              options.tfce() ? &tfce_stats(slot) : nullptr, options,
+                                                              rtf::permutation_chunk_range(chunk, set.count)));
+      };
+      rtf::cli::ProgressLog log(
+          fmt::format("contrast {} ({}): chunks of {} rearrangements", k + 1, names[k], rtf::kPermutationChunkSize));
+      const std::vector<rtf::ChunkBytes> chunks =
+          workers.run(job, [&](int64_t done, int64_t total) { log(done, total); });
+      for (const rtf::ChunkBytes& bytes : chunks) {
+        rtf::merge_permutation_chunk(result.permutations, rtf::permutation_chunk_from_bytes(bytes));
+      }
+    }
+    result.permuted = permute;
+    result.seconds = contrast_clock.seconds();
   }
-  if (args.tfce || args.tfce_2d) {
-    tfce = std::make_unique<rtf::TfceStatistics>(*device, data.header().dims, inside, args.tfce_c, kClusterBlock,
-                                                 args.tfce_2d ? 1.0 : args.tfce_e, args.tfce_h);
-  }
+  if (!workers.root()) return;  // rank 0 writes everything
+
   nlohmann::json report = {{"subjects", n},
                            {"voxels", nv},
                            {"rearrangements", set.count},
@@ -222,112 +356,74 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
                            {"distinct", set.distinct},
                            {"kind", args.one_sample ? "sign-flip" : "permutation"},
                            {"seed", args.seed},
+                           {"devices", workers.total_devices()},
+                           {"ranks", ranks.size()},
                            {"contrasts", nlohmann::json::array()}};
   for (size_t k = 0; k < models.size(); ++k) {
+    const ContrastResult& r = results[k];
+    const rtf::PermutationChunkResult& perm = r.permutations;
     const std::string& suffix = suffixes[k];
     const bool f_test = models[k].is_f();
-    std::vector<float> residuals = values;
-    rtf::remove_nuisance(models[k], residuals, nv);
-    rtf::cli::Stopwatch contrast_clock;
-    rtf::cli::ProgressLog log(fmt::format("contrast {} ({}): rearrangements", k + 1, names[k]));
-    const auto progress = [&](int done, int total) { log(done, total); };
-    // Cluster and TFCE inference (t contrasts): each launch's t maps are labelled on the device; per rearrangement the
-    // largest extent / mass / TFCE. TFCE's step: the observed map's largest t / 100 (at least 0.01).
-    const bool cluster_test = clusters != nullptr && !f_test;
-    const bool tfce_test = tfce != nullptr && !f_test;
-    const rtf::PermutationSet identity = rtf::make_permutation_set(kind, n, 1, args.seed, blocks, &design);
-    float dh = 0.0f;
-    if (tfce_test) {
-      const rtf::VoxelPermutationResult observed =
-          rtf::voxel_permutation_test(*device, models[k], identity, residuals, nv);
-      dh = std::max(*std::max_element(observed.t.begin(), observed.t.end()), 1.0f) / 100.0f;
-    }
-    std::vector<int64_t> max_extent;
-    std::vector<double> max_mass;
-    std::vector<float> max_tfce;
-    rtf::PermutationMaps consume;
-    if (cluster_test || tfce_test) {
-      max_extent.assign(static_cast<size_t>(set.count), 0);
-      max_mass.assign(static_cast<size_t>(set.count), 0.0);
-      max_tfce.assign(static_cast<size_t>(set.count), 0.0f);
-      consume = [&](const rtf::DeviceBuffer<float>& maps, int first, int count) {
-        if (extent && cluster_test) {
-          const rtf::ClusterMaxima m = clusters->maxima(maps, count, static_cast<float>(args.cluster_extent));
-          std::copy(m.extent.begin(), m.extent.end(), max_extent.begin() + first);
-        }
-        if (mass && cluster_test) {
-          const rtf::ClusterMaxima m = clusters->maxima(maps, count, static_cast<float>(args.cluster_mass));
-          std::copy(m.mass.begin(), m.mass.end(), max_mass.begin() + first);
-        }
-        if (tfce_test) {
-          const std::vector<float> m = tfce->maxima(maps, count, dh);
-          std::copy(m.begin(), m.end(), max_tfce.begin() + first);
-        }
-      };
-    }
-    const bool permute = args.voxelwise || cluster_test || tfce_test;
-    const rtf::VoxelPermutationResult r =
-        permute ? rtf::voxel_permutation_test(*device, models[k], set, residuals, nv, progress, consume,
-                                              consume ? kClusterBlock : 128)
-                : rtf::voxel_permutation_test(*device, models[k], identity, residuals, nv);
     std::vector<double> t(r.t.begin(), r.t.end());
     rtf::cli::write_voxel_values(args.output + "_" + suffix + ".nii.gz", data.header(), voxels, t);
     nlohmann::json entry = {{"name", names[k]}, {"file", suffix}, {"max", *std::max_element(t.begin(), t.end())}};
     if (args.voxelwise) {
-      auto p = r.uncorrected_p();
+      rtf::VoxelPermutationResult whole;
+      whole.t = r.t;
+      whole.exceed = perm.exceed;
+      whole.max_null = perm.max_null;
+      auto p = whole.uncorrected_p();
       for (double& x : p) x = 1.0 - x;
       rtf::cli::write_voxel_values(args.output + "_vox_p_" + suffix + ".nii.gz", data.header(), voxels, p);
-      auto corrp = r.corrected_p();
+      auto corrp = whole.corrected_p();
       size_t significant = 0;
       for (double& x : corrp) {
         significant += x <= 0.05 ? 1 : 0;
         x = 1.0 - x;
       }
       rtf::cli::write_voxel_values(args.output + "_vox_corrp_" + suffix + ".nii.gz", data.header(), voxels, corrp);
-      rtf::write_null_distribution(args.output + "_vox_null_" + suffix + ".txt", r.max_null);
+      rtf::write_null_distribution(args.output + "_vox_null_" + suffix + ".txt", whole.max_null);
       entry["fwe_significant_voxels"] = significant;
-      entry["seconds"] = contrast_clock.seconds();
       spdlog::info("contrast {} ({}): max {:.3f}; {} voxel(s) at FWE p <= 0.05 ({:.2f} s)", k + 1, names[k],
-                   entry["max"].get<double>(), significant, contrast_clock.seconds());
+                   entry["max"].get<double>(), significant, r.seconds);
     }
-    if (extent && cluster_test) {
-      const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_extent));
+    entry["seconds"] = r.seconds;
+    if (extent && !f_test) {
+      const rtf::ObservedClusters o = cluster_stats(0).observed(r.t, static_cast<float>(args.cluster_extent));
       rtf::cli::write_voxel_values(args.output + "_clustere_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                                   rtf::fwe_one_minus_p(o.extent, max_extent, 0.0));
-      rtf::write_null_distribution(args.output + "_clustere_null_" + suffix + ".txt", max_extent);
-      entry["clusters_extent"] = {{"threshold", args.cluster_extent},
-                                  {"clusters", o.clusters},
-                                  {"largest", max_extent.empty() ? int64_t{0} : max_extent[0]}};
+                                   rtf::fwe_one_minus_p(o.extent, perm.max_extent, 0.0));
+      rtf::write_null_distribution(args.output + "_clustere_null_" + suffix + ".txt", perm.max_extent);
+      entry["clusters_extent"] = {
+          {"threshold", args.cluster_extent}, {"clusters", o.clusters}, {"largest", perm.max_extent.at(0)}};
       spdlog::info("contrast {}: {} cluster(s) at t > {} (largest {} voxels)", k + 1, o.clusters, args.cluster_extent,
-                   max_extent[0]);
+                   perm.max_extent.at(0));
     }
-    if (mass && cluster_test) {
-      const rtf::ObservedClusters o = clusters->observed(r.t, static_cast<float>(args.cluster_mass));
+    if (mass && !f_test) {
+      const rtf::ObservedClusters o = cluster_stats(0).observed(r.t, static_cast<float>(args.cluster_mass));
       rtf::cli::write_voxel_values(args.output + "_clusterm_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                                   rtf::fwe_one_minus_p(o.mass, max_mass, 1e-6));
-      rtf::write_null_distribution(args.output + "_clusterm_null_" + suffix + ".txt", max_mass);
-      entry["clusters_mass"] = {{"threshold", args.cluster_mass},
-                                {"clusters", o.clusters},
-                                {"largest", max_mass.empty() ? 0.0 : max_mass[0]}};
+                                   rtf::fwe_one_minus_p(o.mass, perm.max_mass, 1e-6));
+      rtf::write_null_distribution(args.output + "_clusterm_null_" + suffix + ".txt", perm.max_mass);
+      entry["clusters_mass"] = {
+          {"threshold", args.cluster_mass}, {"clusters", o.clusters}, {"largest", perm.max_mass.at(0)}};
     }
-    if (tfce_test) {
-      const std::vector<float> observed = tfce->tfce(r.t, dh);
+    if (want_tfce && !f_test) {
+      rtf::TfceStatistics& tfce = tfce_stats(0);
+      const std::vector<float> observed = tfce.tfce(r.t, r.dh);
       rtf::cli::write_voxel_values(args.output + "_tfce_" + suffix + ".nii.gz", data.header(), voxels,
                                    std::vector<double>(observed.begin(), observed.end()));
       // Float sums of up to ~100 terms on the device: a relative slack of 1e-4 keeps the identity's own maximum.
       rtf::cli::write_voxel_values(args.output + "_tfce_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                                   rtf::fwe_one_minus_p(observed, max_tfce, 1e-4));
-      rtf::write_null_distribution(args.output + "_tfce_null_" + suffix + ".txt", max_tfce);
-      entry["tfce"] = {{"dh", dh},
-                       {"E", tfce->E()},
-                       {"H", tfce->H()},
-                       {"connectivity", args.tfce_c},
-                       {"max", max_tfce.empty() ? 0.0f : max_tfce[0]}};
+                                   rtf::fwe_one_minus_p(observed, perm.max_tfce, 1e-4));
+      rtf::write_null_distribution(args.output + "_tfce_null_" + suffix + ".txt", perm.max_tfce);
+      entry["tfce"] = {
+          {"dh", r.dh}, {"E", tfce.E()}, {"H", tfce.H()}, {"connectivity", args.tfce_c}, {"max", perm.max_tfce.at(0)}};
     }
     report["contrasts"].push_back(entry);
   }
   report["seconds"] = clock.seconds();
   rtf::write_text_atomically(args.output + "_randomise.json", report.dump(2) + "\n");
+  std::error_code ignored;
+  std::filesystem::remove_all(chunk_root, ignored);
   spdlog::info("randomise: {} contrast(s) -> {}_* ({:.2f} s)", models.size(), args.output, clock.seconds());
 }
 
@@ -336,7 +432,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   auto* cmd = app.add_subcommand(
       "randomise",
       "Permutation inference as FSL randomise (same options and output names): t and F statistics; voxel-wise (-x), "
-      "cluster (-c/-C) and TFCE (-T) FWE-corrected p maps, written as 1 - p (docs/algorithms/randomise.md)");
+      "cluster (-c/-C) and TFCE (-T) FWE-corrected p maps, written as 1 - p (docs/algorithms/randomise.md). The "
+      "rearrangements run in chunks of 512 over the devices of --devices (before the subcommand: rtfmri --devices "
+      "all randomise ...) and over the ranks of mpirun / srun (mpirun -np 4 rtfmri randomise ...), with results "
+      "identical to one device's; a stopped run keeps PREFIX_chunks/ and, started again, reuses its finished chunks");
   cmd->add_option("-i,--in", args->inputs, "4D input (one volume per subject), or one 3D image per subject (repeat -i)")
       ->required()
       ->check(CLI::ExistingFile);

@@ -9,7 +9,8 @@
 namespace rtf::cli {
 
 struct GlobalOptions {
-  std::string device;  // --device: gpu, cpu, or P:D (else RTFMRI_DEVICE, else auto)
+  std::string device;   // --device: gpu, cpu, or P:D (else RTFMRI_DEVICE, else auto)
+  std::string devices;  // --devices: several devices (core/scale/device_list.hpp); empty: --device alone
   bool verbose = false;
 };
 

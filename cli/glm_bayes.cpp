@@ -1,17 +1,23 @@
-// The masked voxels' series to the Gibbs sampler, its summaries back into volumes, R-hat and ESS into the JSON.
+// The masked voxels' series to the Gibbs sampler in blocks (one chunk of the scale-out job each), the blocks'
+// summaries placed back per voxel on rank 0, into volumes, R-hat and ESS into the JSON.
 #include "cli/glm_bayes.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <string_view>
 
+#include "cli/cli_support.hpp"
 #include "core/glm/bayes_glm.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/util/hash.hpp"
 
 namespace rtf::cli {
 
@@ -30,9 +36,56 @@ nlohmann::json describe(std::vector<double> values, bool r_hat) {
   return {{"median", median}, {"min", values.front()}};
 }
 
+constexpr int64_t kMinChunkVoxels = 256;
+constexpr int kChunksPerDevice = 4;
+
+template <typename T>
+std::string_view bytes_of(const T* values, size_t count) {
+  return {reinterpret_cast<const char*>(values), count * sizeof(T)};
+}
+
+// A block's summaries: per quantity its voxels' mean, SD, R-hat and ESS, then per contrast the PPM.
+ChunkBytes pack_block(const BayesGlmSummary& s) {
+  ChunkWriter w;
+  w.value(static_cast<int32_t>(s.voxels));
+  for (const auto* table : {&s.mean, &s.sd, &s.r_hat, &s.ess, &s.ppm}) {
+    for (const std::vector<double>& values : *table) w.values(values);
+  }
+  return w.take();
+}
+
+// Places block `bytes` of voxels [begin, begin + count) into `whole`.
+void unpack_block(const ChunkBytes& bytes, int64_t begin, int64_t count, BayesGlmSummary& whole) {
+  ChunkReader r(bytes);
+  bool ok = r.value<int32_t>() == count;
+  for (auto* table : {&whole.mean, &whole.sd, &whole.r_hat, &whole.ess, &whole.ppm}) {
+    for (std::vector<double>& values : *table) {
+      const std::vector<double> block = r.values<double>();
+      ok = ok && static_cast<int64_t>(block.size()) == count;
+      if (!ok) break;
+      std::copy(block.begin(), block.end(), values.begin() + begin);
+    }
+  }
+  if (!ok || !r.done())
+    throw std::runtime_error(fmt::format("--bayes: a block's result does not hold {} voxels", count));
+}
+
+// Every rank's chunk count per device: [rank][slot] (collectives in the same order on every rank).
+nlohmann::json chunks_per_device(const Ranks& ranks, const ChunkJobStats& stats) {
+  nlohmann::json all = nlohmann::json::array();
+  for (int r = 0; r < ranks.size(); ++r) {
+    const bool me = r == ranks.rank();
+    const int64_t slots = ranks.sum(me ? static_cast<int64_t>(stats.device_chunks.size()) : 0);
+    nlohmann::json row = nlohmann::json::array();
+    for (int64_t k = 0; k < slots; ++k) row.push_back(ranks.sum(me ? stats.device_chunks[static_cast<size_t>(k)] : 0));
+    all.push_back(row);
+  }
+  return all;
+}
+
 }  // namespace
 
-void run_bayes_glm(const BayesGlmCli& options, Device& device, const Image& bold, const DesignMatrix& design,
+void run_bayes_glm(const BayesGlmCli& options, Workers& workers, const Image& bold, const DesignMatrix& design,
                    const std::vector<GlmContrast>& contrasts, const std::vector<std::string>& contrast_files,
                    const std::vector<uint8_t>& mask, const std::string& out) {
   for (const GlmContrast& c : contrasts) {
@@ -51,9 +104,61 @@ void run_bayes_glm(const BayesGlmCli& options, Device& device, const Image& bold
   }
   Eigen::MatrixXd weights(static_cast<Eigen::Index>(contrasts.size()), design.x.cols());
   for (size_t k = 0; k < contrasts.size(); ++k) weights.row(static_cast<Eigen::Index>(k)) = contrasts[k].weights;
-  const BayesGlmSummary s =
-      bayes_glm_summary(device, series, static_cast<int>(voxels.size()), design.x, weights, {}, options.seed,
-                        options.chains, options.burn_in + options.draws, options.burn_in, 0.0, options.order);
+  const auto columns = static_cast<int>(design.x.cols());
+  if (columns > kBayesMaxRegressors || bold.nt() < columns + options.order + 1) {
+    throw std::invalid_argument(fmt::format("--bayes: {} design columns (at most {}) and {} volumes (at least {})",
+                                            columns, kBayesMaxRegressors, bold.nt(), columns + options.order + 1));
+  }
+
+  // Blocks of mask voxels: their boundaries change no chain, so they are sized from the devices.
+  const auto n = static_cast<int64_t>(voxels.size());
+  const int64_t per_chunk =
+      options.chunk_voxels > 0
+          ? options.chunk_voxels
+          : std::max<int64_t>(kMinChunkVoxels, (n + kChunksPerDevice * workers.total_devices() - 1) /
+                                                   (kChunksPerDevice * static_cast<int64_t>(workers.total_devices())));
+  const int64_t chunks = (n + per_chunk - 1) / per_chunk;
+  const int steps = options.burn_in + options.draws;
+  const BayesGlmPrior prior;
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const RowMajor x = design.x, c = weights;
+  ChunkJob job;
+  job.name = "glm --bayes voxels";
+  job.chunks = chunks;
+  job.key = hash_hex({fmt::format("glm --bayes v1; voxels {}; per chunk {}; chains {}; steps {}; burn-in {}; order {}; "
+                                  "seed {}; prior {:a} {:a} {:a} {:a}",
+                                  n, per_chunk, options.chains, steps, options.burn_in, options.order, options.seed,
+                                  prior.a0, prior.b0, prior.beta_precision, prior.rho_precision),
+                      bytes_of(x.data(), static_cast<size_t>(x.size())),
+                      bytes_of(c.data(), static_cast<size_t>(c.size())), bytes_of(series.data(), series.size())});
+  job.chunk_dir = out + "_chunks";
+  job.compute = [&](Device& device, int, int64_t chunk) {
+    const int64_t begin = chunk * per_chunk, end = std::min(n, begin + per_chunk);
+    const std::vector<float> block(series.begin() + begin * static_cast<int64_t>(t),
+                                   series.begin() + end * static_cast<int64_t>(t));
+    return pack_block(bayes_glm_summary(device, block, static_cast<int>(end - begin), design.x, weights, prior,
+                                        options.seed, options.chains, steps, options.burn_in, 0.0, options.order,
+                                        static_cast<uint32_t>(begin)));
+  };
+  ProgressLog progress("--bayes blocks", 2.0);
+  ChunkJobStats stats;
+  const std::vector<ChunkBytes> results = workers.run(job, progress, &stats);
+  const nlohmann::json per_device = chunks_per_device(workers.ranks(), stats);
+  if (!workers.root()) return;  // rank 0 writes
+
+  BayesGlmSummary s;
+  s.voxels = static_cast<int>(n);
+  s.contrasts = static_cast<int>(contrasts.size());
+  s.order = options.order;
+  const auto grid = [&](size_t rows) {
+    return std::vector<std::vector<double>>(rows, std::vector<double>(static_cast<size_t>(n)));
+  };
+  s.mean = s.sd = s.r_hat = s.ess = grid(contrasts.size() + 1 + static_cast<size_t>(options.order));
+  s.ppm = grid(contrasts.size());
+  for (int64_t k = 0; k < chunks; ++k) {
+    const int64_t begin = k * per_chunk;
+    unpack_block(results[static_cast<size_t>(k)], begin, std::min(n, begin + per_chunk) - begin, s);
+  }
   ImageHeader h = bold.header();
   h.num_volumes = 1;
   const auto map = [&](const std::vector<double>& values) {
@@ -72,6 +177,15 @@ void run_bayes_glm(const BayesGlmCli& options, Device& device, const Image& bold
       {"draws_per_chain", options.draws},
       {"burn_in", options.burn_in},
       {"seed", options.seed},
+      // Where it ran (differs between runs of the same result): one key, "devices".
+      {"devices",
+       {{"total", workers.total_devices()},
+        {"ranks", workers.ranks().size()},
+        {"chunks", chunks},
+        {"chunk_voxels", per_chunk},
+        {"chunks_per_device", per_device},
+        {"restored_chunks", stats.restored},
+        {"rank0", workers.describe()}}},
       {"contrasts", nlohmann::json::array()}};
   for (size_t k = 0; k < nc; ++k) {
     const std::string base = out + "_contrast-" + contrast_files[k];
@@ -111,6 +225,7 @@ void run_bayes_glm(const BayesGlmCli& options, Device& device, const Image& bold
         {{"coefficient", k + 1}, {"split_r_hat", describe(s.r_hat[q], true)}, {"ess", describe(s.ess[q], false)}});
   }
   write_text_atomically(out + "_glm.json", summary.dump(2) + "\n");
+  std::filesystem::remove_all(job.chunk_dir);
 }
 
 }  // namespace rtf::cli

@@ -1,7 +1,9 @@
 // `rtfmri glm ... --bayes [--noise ar1..ar4]`: the Bayesian first-level GLM (Gibbs sampler, AR(L) noise;
 // core/glm/bayes_glm.hpp, docs/algorithms/bayes_glm.md) of cmd_glm.cpp's design: per t contrast the posterior mean, SD
 // and PPM P(c'beta > 0) as NIfTI, sigma^2's and rho's posterior means, and split-R-hat / ESS summarised in
-// PREFIX_glm.json.
+// PREFIX_glm.json. The mask voxels are cut into blocks spread over the devices of --devices and the ranks of mpirun
+// (core/scale/chunk_job.hpp); each voxel's chains draw from streams keyed by its index in the mask, so any split gives
+// the same summaries, bit for bit (docs/scale.md).
 #pragma once
 
 #include <cstdint>
@@ -9,9 +11,9 @@
 #include <vector>
 
 #include "core/design/design_matrix.hpp"
-#include "core/device/device.hpp"
 #include "core/glm/glm_model.hpp"
 #include "core/image/image.hpp"
+#include "core/scale/chunk_job.hpp"
 
 namespace rtf::cli {
 
@@ -19,13 +21,16 @@ struct BayesGlmCli {
   int draws = 10000, burn_in = 1000, chains = 2;
   int order = 1;  // AR(L) noise, L = 1 .. 4
   uint64_t seed = 0;
+  int chunk_voxels = 0;  // voxels per block (0: 4 blocks per device, at least 256); changes no result
 };
 
 // `contrast_files`: each contrast's name as it appears in file names. Writes PREFIX_contrast-NAME_stat-{postmean,
 // postsd,ppm}.nii.gz, PREFIX_sigma2_postmean.nii.gz, PREFIX_ar_postmean.nii.gz (3D for AR(1), else 4D with rho_1 ..
-// rho_L as volumes) and PREFIX_glm.json (per AR coefficient its split-R-hat and ESS). Throws
-// std::invalid_argument for F contrasts, more than 16 design columns, an empty mask or too few draws.
-void run_bayes_glm(const BayesGlmCli& options, Device& device, const Image& bold, const DesignMatrix& design,
+// rho_L as volumes) and PREFIX_glm.json (per AR coefficient its split-R-hat and ESS); only on rank 0 (the others
+// compute their blocks and return). Finished blocks are kept in PREFIX_chunks/ until the outputs are written: the same
+// command run again after a stop reuses them. Throws std::invalid_argument for F contrasts, more than 16 design
+// columns, an empty mask or too few draws.
+void run_bayes_glm(const BayesGlmCli& options, Workers& workers, const Image& bold, const DesignMatrix& design,
                    const std::vector<GlmContrast>& contrasts, const std::vector<std::string>& contrast_files,
                    const std::vector<uint8_t>& mask, const std::string& out);
 

@@ -13,6 +13,8 @@
 //            reference)
 //   chains   double [V][C][S][NP + 1 + L]: beta, sigma^2, rho_1 .. rho_L after each step (bayes_glm_chains, for tests)
 //   contrasts, summary, above: bayes_glm_summary (below)
+// Work-item v draws from the streams of voxel first_voxel + v (its index in the whole mask), so a block of voxels run
+// on its own gives the chains the whole run gives them.
 // Compile-time defines: NP (1 .. 16), NAR (1 .. 4, default 1); NC contrasts and NB batches (bayes_glm_summary).
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF  // round as the host reference does (no fused multiply-adds)
@@ -229,8 +231,8 @@ inline void gibbs_step(GibbsState* g, const int step) {
 
 inline void gibbs_init(GibbsState* g, __global const float* restrict y, const int t_len, __global const double* x,
                        __global const double* sxx, const double a0, const double b0, const double beta_precision,
-                       const double rho_precision, const uint key_lo, const uint key_hi, const int v, const int c,
-                       const double rho0) {
+                       const double rho_precision, const uint key_lo, const uint key_hi, const int v,
+                       const uint first_voxel, const int c, const double rho0) {
   g->y = y + (size_t)v * (size_t)t_len;
   g->t_len = t_len;
   g->x = x;
@@ -240,7 +242,7 @@ inline void gibbs_init(GibbsState* g, __global const float* restrict y, const in
   g->beta_precision = beta_precision;
   g->rho_precision = rho_precision;
   g->key = (uint2)(key_lo, key_hi);
-  g->voxel = (uint)v;
+  g->voxel = first_voxel + (uint)v;  // the stream's voxel: its index in the whole mask
   g->chain = (uint)c;
   g->rho[0] = rho0;
   for (int a = 1; a < NAR; ++a) g->rho[a] = 0.0;
@@ -252,13 +254,13 @@ inline void gibbs_init(GibbsState* g, __global const float* restrict y, const in
 __kernel void bayes_glm_chains(__global const float* restrict y, const int voxels, const int t_len,
                                __global const double* restrict x, __global const double* restrict sxx, const double a0,
                                const double b0, const double beta_precision, const double rho_precision,
-                               const uint key_lo, const uint key_hi, const int chains, const int steps,
-                               const double rho0, __global double* restrict out) {
+                               const uint key_lo, const uint key_hi, const uint first_voxel, const int chains,
+                               const int steps, const double rho0, __global double* restrict out) {
   const int v = get_global_id(0);
   const int c = get_global_id(1);
   if (v >= voxels || c >= chains) return;
   GibbsState g;
-  gibbs_init(&g, y, t_len, x, sxx, a0, b0, beta_precision, rho_precision, key_lo, key_hi, v, c, rho0);
+  gibbs_init(&g, y, t_len, x, sxx, a0, b0, beta_precision, rho_precision, key_lo, key_hi, v, first_voxel, c, rho0);
   __global double* o = out + ((size_t)v * (size_t)chains + (size_t)c) * (size_t)steps * (NP + 1 + NAR);
   for (int step = 0; step < steps; ++step) {
     gibbs_step(&g, step);
@@ -278,14 +280,15 @@ __kernel void bayes_glm_chains(__global const float* restrict y, const int voxel
 __kernel void bayes_glm_summary(__global const float* restrict y, const int voxels, const int t_len,
                                 __global const double* restrict x, __global const double* restrict sxx, const double a0,
                                 const double b0, const double beta_precision, const double rho_precision,
-                                const uint key_lo, const uint key_hi, const int chains, const int steps,
-                                const int burn_in, const double rho0, __global const double* restrict contrasts,
-                                __global double* restrict summary, __global double* restrict above) {
+                                const uint key_lo, const uint key_hi, const uint first_voxel, const int chains,
+                                const int steps, const int burn_in, const double rho0,
+                                __global const double* restrict contrasts, __global double* restrict summary,
+                                __global double* restrict above) {
   const int v = get_global_id(0);
   const int c = get_global_id(1);
   if (v >= voxels || c >= chains) return;
   GibbsState g;
-  gibbs_init(&g, y, t_len, x, sxx, a0, b0, beta_precision, rho_precision, key_lo, key_hi, v, c, rho0);
+  gibbs_init(&g, y, t_len, x, sxx, a0, b0, beta_precision, rho_precision, key_lo, key_hi, v, first_voxel, c, rho0);
   const int kept = steps - burn_in, half_len = kept / 2, batch = kept / NB;
   __global double* sm = summary + ((size_t)v * (size_t)chains + (size_t)c) * (size_t)(NC + 1 + NAR) * (4 + NB);
   __global double* ab = above + ((size_t)v * (size_t)chains + (size_t)c) * (size_t)NC;

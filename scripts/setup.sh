@@ -14,6 +14,7 @@ PACKAGES=(
   python3 python3-scipy python3-statsmodels python3-dipy python3-nibabel
   libclblast-dev librandom123-dev
   libgdcm-dev libgdcm-tools dcm2niix
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

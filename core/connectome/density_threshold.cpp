@@ -69,7 +69,8 @@ DensityEdges edges_at_density(Device& device, const NodeSeries& series, double d
 }
 
 DensityEdges edges_at_density(const CorrelationPass& pass, const NodeSeries& series, double density, bool absolute,
-                              uint64_t seed, const TileRowProgress& progress, double margin) {
+                              uint64_t seed, const TileRowProgress& progress, double margin,
+                              const SharedDecision& shared) {
   if (!(density > 0.0 && density <= 1.0)) {
     throw std::invalid_argument(fmt::format("density {}: it lies in (0, 1]", density));
   }
@@ -104,11 +105,14 @@ DensityEdges edges_at_density(const CorrelationPass& pass, const NodeSeries& ser
         [&](std::span<const Edge> edges) { candidates.insert(candidates.end(), edges.begin(), edges.end()); },
         progress);
     ++out.passes;
-    if (static_cast<int64_t>(candidates.size()) >= out.requested || fraction >= 1.0) break;
+    const bool enough = static_cast<int64_t>(candidates.size()) >= out.requested || fraction >= 1.0;
+    if (shared ? shared(enough) : enough) break;
     fraction = std::min(1.0, fraction * 2.0);
   }
   out.pass_seconds = seconds_since(start);
   out.candidates = static_cast<int64_t>(candidates.size());
+  // No candidates after a pass with a cut of -2 (every pair): a rank other than 0 of a spread pass, nothing to select.
+  if (candidates.empty()) return out;
   start = Clock::now();
   // The k-th largest metric among the candidates; every candidate at or above it is kept (ties included).
   TopEdges top =

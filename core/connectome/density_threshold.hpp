@@ -33,10 +33,16 @@ double density_memory_estimate(const NodeSeries& series, double density);
 using CorrelationPass = std::function<void(const NodeSeries& series, const CorrelationThreshold& threshold,
                                            const EdgeSink& sink, const TileRowProgress& progress)>;
 
+// A pass spread over MPI ranks (core/connectome/connectome_chunks.hpp) streams the candidates on rank 0 only: the
+// decision to repeat the pass is rank 0's, handed to every rank by `shared` (Ranks::broadcast) so that all take the
+// same path; the other ranks' result has no edges. Empty: a job of one process.
+using SharedDecision = std::function<bool(bool)>;
+
 // `margin`: the candidate cut is the sample's value at margin x density (tests shrink it to force a repeated pass).
 // Throws std::invalid_argument for a density outside (0, 1] or fewer than 2 valid nodes.
 DensityEdges edges_at_density(const CorrelationPass& pass, const NodeSeries& series, double density, bool absolute,
-                              uint64_t seed = 1, const TileRowProgress& progress = {}, double margin = 1.5);
+                              uint64_t seed = 1, const TileRowProgress& progress = {}, double margin = 1.5,
+                              const SharedDecision& shared = {});
 
 // The same with thresholded_correlations on `device` (normalised series: Pearson, Spearman).
 DensityEdges edges_at_density(Device& device, const NodeSeries& series, double density, bool absolute,

@@ -22,6 +22,7 @@ constexpr int kChunkWords = 1024;  // 32,768 time pairs per chunk
 // A series with at most this many tied time pairs has them listed and corrected; more make its tile take the
 // two-popcount path. The correction costs this many sign tests per pair at most (against ~L^2/64 popcounts saved).
 constexpr int64_t kSparseTies = 64;
+static_assert(kTileRowNodes % kTile == 0);
 }  // namespace
 
 std::vector<double> kendall_denominators(const NodeSeries& series) {
@@ -38,7 +39,7 @@ void mark_constant_series(NodeSeries& series) {
 }
 
 void kendall_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
-                          const EdgeSink& sink, const TileRowProgress& progress, int64_t band_bytes) {
+                          const EdgeSink& sink, const TileRowProgress& progress, int64_t band_bytes, TileRows range) {
   if (series.normalised) throw std::invalid_argument("Kendall's tau needs the raw series, not normalised ones");
   if (!std::isfinite(threshold.value)) throw std::invalid_argument("correlation threshold must be finite");
   if (series.length > std::numeric_limits<uint16_t>::max()) {
@@ -46,6 +47,10 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
   }
   const auto n = static_cast<int64_t>(series.nodes());
   const int64_t l = series.length;
+  range = resolve_tile_rows(range, n);
+  // The range's rows of nodes [node_first, node_end), on 64-node tile boundaries.
+  const int64_t node_first = range.first * kTileRowNodes, node_end = std::min(n, range.end * kTileRowNodes);
+  if (node_first >= node_end) return;
   const cl_command_queue q = device.queue();
   const std::vector<std::string> defines{fmt::format("ABSOLUTE={}", threshold.absolute ? 1 : 0)};
   ClKernel signs = device.kernel("kendall.cl", "kendall_signs", defines);
@@ -100,12 +105,12 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
       nz(device, static_cast<size_t>(n) * kChunkWords);
   // Bands of rows (a multiple of the tile) whose sums fit band_bytes.
   int64_t band = std::max<int64_t>(kTile, band_bytes / (4 * n) / kTile * kTile);
-  band = std::min(band, tiles * kTile);
+  band = std::min(band, (node_end - node_first + kTile - 1) / kTile * kTile);
   DeviceBuffer<int32_t> s_band(device, static_cast<size_t>(band * n));
   DeviceEdgeList list(device, std::max<int64_t>(n, std::min<int64_t>(band * n / 2, int64_t{16} << 20)));
   const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded);
-  for (int64_t b0 = 0; b0 < n; b0 += band) {
-    const int64_t rows = std::min(band, n - b0);
+  for (int64_t b0 = node_first; b0 < node_end; b0 += band) {
+    const int64_t rows = std::min(band, node_end - b0);
     s_band.fill(q, 0);
     for (int64_t p0 = 0; p0 < pairs_total; p0 += chunk_pairs) {
       const int64_t pairs = std::min(chunk_pairs, pairs_total - p0);
@@ -139,7 +144,9 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
       }
     };
     finish(0, rows);
-    if (progress) progress(std::min(tiles, (b0 + rows + kTile - 1) / kTile), tiles);
+    if (progress) {
+      progress((b0 + rows - node_first + kTile - 1) / kTile, (node_end - node_first + kTile - 1) / kTile);
+    }
   }
 }
 

@@ -11,11 +11,13 @@
 namespace rtf {
 
 // `series`: raw (not normalised) node series (node_series(..., normalise = false)); the method field is ignored.
-// `band_bytes`: device memory for the band's sums (rows x N x 4 bytes). Throws std::invalid_argument for a normalised
-// series, L > 65,535 or a threshold that is not finite.
+// `band_bytes`: device memory for the band's sums (rows x N x 4 bytes). `rows`: the 128-node tile rows of the upper
+// triangle to compute (default all; tau is exact integer counts, so any split gives the same edges bit for bit).
+// Throws std::invalid_argument for a normalised series, L > 65,535, a threshold that is not finite or rows outside
+// the triangle.
 void kendall_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
                           const EdgeSink& sink, const TileRowProgress& progress = {},
-                          int64_t band_bytes = int64_t{2} << 30);
+                          int64_t band_bytes = int64_t{2} << 30, TileRows rows = {});
 
 // Marks the nodes whose raw series is constant (D = 0) invalid, as node normalisation does for Pearson, so that the
 // density's pair count P excludes them.

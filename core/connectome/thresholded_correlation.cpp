@@ -20,16 +20,29 @@ namespace rtf {
 namespace {
 constexpr int kTile = 128;                 // kernels/correlation_tile.cl TS
 constexpr int64_t kTilesPerLaunch = 4096;  // a band of rows holds about this many tiles (progress, overflow)
+static_assert(kTile == kTileRowNodes);
 }  // namespace
+
+TileRows resolve_tile_rows(TileRows rows, int64_t nodes) {
+  const int64_t tiles = (nodes + kTileRowNodes - 1) / kTileRowNodes;
+  if (rows.end < 0) rows.end = tiles;
+  if (rows.first < 0 || rows.first > rows.end || rows.end > tiles) {
+    throw std::invalid_argument(
+        fmt::format("tile rows [{}, {}) outside the {} rows of {} nodes", rows.first, rows.end, tiles, nodes));
+  }
+  return rows;
+}
 
 void thresholded_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
                               const EdgeSink& sink, const TileRowProgress& progress, int64_t max_edges,
-                              int64_t series_bytes) {
+                              int64_t series_bytes, TileRows range) {
   if (!std::isfinite(threshold.value)) throw std::invalid_argument("correlation threshold must be finite");
   if (!series.normalised) throw std::invalid_argument("thresholded_correlations: the series are not normalised");
   const auto n = static_cast<int64_t>(series.nodes());
   if (n > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("more than 2^31 nodes");
   const int64_t tiles = (n + kTile - 1) / kTile;
+  range = resolve_tile_rows(range, n);
+  if (range.first == range.end) return;
   const int64_t lp64 = series.padded;
   // Blocks of `block` nodes (a multiple of kTile): all N in one when they fit the budget and one allocation, else
   // the most that two buffers (rows, columns) within the budget hold.
@@ -111,11 +124,14 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
     pending.reset();
   };
   int next = 0;
-  // Block pairs I <= J: block I's rows uploaded once per I, block J's as J advances (I == J: the same buffer). Within
-  // a pair, bands of tile rows of about kTilesPerLaunch tiles. Progress in tile rows: block I's rows, shared out over
-  // its pairs, so it rises monotonically to `tiles` (with one block: the rows of each band as it completes).
-  for (int64_t bi = 0; bi < blocks; ++bi) {
-    const int64_t ti_first = bi * block_tiles, ti_end = std::min(tiles, ti_first + block_tiles);
+  // Block pairs I <= J over the blocks holding rows of the range: block I's rows uploaded once per I, block J's as J
+  // advances (I == J: the same buffer). Within a pair, bands of tile rows of about kTilesPerLaunch tiles. Progress in
+  // tile rows of the range: block I's rows, shared out over its pairs, so it rises monotonically to the range's rows
+  // (with one block: the rows of each band as it completes).
+  const int64_t range_rows = range.end - range.first;
+  for (int64_t bi = range.first / block_tiles; bi * block_tiles < range.end; ++bi) {
+    const int64_t ti_first = std::max(bi * block_tiles, range.first);
+    const int64_t ti_end = std::min({tiles, (bi + 1) * block_tiles, range.end});
     const int64_t row_tiles = ti_end - ti_first, pairs = blocks - bi;
     upload(zr, bi);
     row_base = static_cast<int>(bi * block);
@@ -136,7 +152,7 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
         settle_pending();  // the band before, while this one runs
         pending = Pending{ti, rows, tj0, tj_end - tj0, which, std::move(done)};
         const int64_t done_in_block = (bj - bi) * row_tiles + (ti + rows - ti_first);
-        if (progress) progress(ti_first + done_in_block / pairs, tiles);
+        if (progress) progress(ti_first - range.first + done_in_block / pairs, range_rows);
       }
       settle_pending();  // before the column block's buffer is replaced
     }

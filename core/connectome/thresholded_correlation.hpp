@@ -29,14 +29,27 @@ struct CorrelationThreshold {
 using EdgeSink = std::function<void(std::span<const Edge>)>;
 using TileRowProgress = std::function<void(int64_t done, int64_t total)>;  // rows of 128-node tiles
 
-// Streams the edges to `sink` (one call per launch, edges in no particular order within it). `max_edges`: the edge
+// Rows [first, end) of 128-node tiles of the upper triangle: the pairs (i, j), i < j, with i in nodes [128 first,
+// 128 end). The default: every row. A pair's r is computed the same way in any range, so the edges of ranges that
+// cover the rows equal the whole's bit for bit (core/connectome/connectome_chunks.hpp spreads them over devices).
+struct TileRows {
+  int64_t first = 0;
+  int64_t end = -1;  // -1: to the last row
+};
+constexpr int64_t kTileRowNodes = 128;
+
+// Streams the edges of the tile rows `rows` to `sink` (one call per launch, edges in no particular order within it;
+// progress in rows of the range). `max_edges`: the edge
 // list's capacity on the device (0: N x 128, one full row of tiles). `series_bytes`: the device memory the series may
 // take (0: series_memory_budget's automatic one); when N x padded floats exceed it, blocks of B nodes (B a multiple of
 // 128, two blocks within the budget) are uploaded pair by pair, with the same tiles and so the same r bit for bit.
-// Throws std::invalid_argument for a threshold that is not finite, more than 2^31 nodes, or a budget smaller than two
-// blocks of 128 nodes.
+// Throws std::invalid_argument for a threshold that is not finite, more than 2^31 nodes, a budget smaller than two
+// blocks of 128 nodes, or rows outside 0 .. ceil(N / 128).
 void thresholded_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
                               const EdgeSink& sink, const TileRowProgress& progress = {}, int64_t max_edges = 0,
-                              int64_t series_bytes = 0);
+                              int64_t series_bytes = 0, TileRows rows = {});
+
+// `rows` with end -1 resolved, checked against N nodes (std::invalid_argument naming the range otherwise).
+TileRows resolve_tile_rows(TileRows rows, int64_t nodes);
 
 }  // namespace rtf

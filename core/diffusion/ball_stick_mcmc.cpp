@@ -183,6 +183,43 @@ BallStickRun ball_stick_mcmc(Device& device, const DiffusionScheme& scheme, cons
                     : run_all<float>(device, scheme, data, init, options, first_voxel, progress);
 }
 
+BallStickRun join_ball_stick_runs(const std::vector<BallStickRun>& blocks) {
+  BallStickRun out;
+  if (blocks.empty()) return out;
+  out.samples = blocks.front().samples;
+  out.fibres = blocks.front().fibres;
+  for (const BallStickRun& b : blocks) {
+    if (b.samples != out.samples || b.fibres != out.fibres ||
+        b.draws.size() !=
+            3 * static_cast<size_t>(b.fibres) * static_cast<size_t>(b.samples) * static_cast<size_t>(b.voxels)) {
+      throw std::invalid_argument(fmt::format("join_ball_stick_runs: a block of {} samples of {} fibres among {} of {}",
+                                              b.samples, b.fibres, out.samples, out.fibres));
+    }
+    out.voxels += b.voxels;
+  }
+  const size_t rows = 3 * static_cast<size_t>(out.fibres) * static_cast<size_t>(out.samples),
+               total = static_cast<size_t>(out.voxels);
+  out.draws.resize(rows * total);
+  size_t begin = 0;
+  for (const BallStickRun& b : blocks) {
+    const auto vox = static_cast<size_t>(b.voxels);
+    for (size_t row = 0; row < rows; ++row) {
+      std::copy_n(b.draws.begin() + static_cast<std::ptrdiff_t>(row * vox), vox,
+                  out.draws.begin() + static_cast<std::ptrdiff_t>(row * total + begin));
+    }
+    out.mean_s0.insert(out.mean_s0.end(), b.mean_s0.begin(), b.mean_s0.end());
+    out.mean_d.insert(out.mean_d.end(), b.mean_d.begin(), b.mean_d.end());
+    out.mean_d_std.insert(out.mean_d_std.end(), b.mean_d_std.begin(), b.mean_d_std.end());
+    out.mean_tau.insert(out.mean_tau.end(), b.mean_tau.begin(), b.mean_tau.end());
+    for (size_t k = 0; k < out.accepted.size(); ++k) {
+      out.accepted[k] += b.accepted[k];
+      out.rejected[k] += b.rejected[k];
+    }
+    begin += vox;
+  }
+  return out;
+}
+
 namespace {
 
 template <typename Real>

@@ -39,6 +39,11 @@ BallStickRun ball_stick_mcmc(Device& device, const DiffusionScheme& scheme, cons
                              const std::vector<BallStickParams>& init, const BallStickOptions& options,
                              uint32_t first_voxel = 0, const BallStickProgress& progress = {}, bool use_double = false);
 
+// The runs of consecutive voxel blocks (in voxel order, the same options) as one run of all their voxels: draws and
+// means placed per voxel, acceptance counts summed (whole numbers: exact in any order). Throws std::invalid_argument
+// for blocks of different samples or fibres.
+BallStickRun join_ball_stick_runs(const std::vector<BallStickRun>& blocks);
+
 // The state after each of the first `iterations` iterations, [iteration][quantity][voxel] (tests: against the
 // reference's chain, draw for draw).
 std::vector<double> ball_stick_trace(Device& device, const DiffusionScheme& scheme, const std::vector<float>& data,

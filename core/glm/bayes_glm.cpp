@@ -122,7 +122,7 @@ GibbsInputs upload_inputs(Device& device, const std::vector<float>& series, int 
 
 BayesGlmChains bayes_glm_chains(Device& device, const std::vector<float>& series, int voxels,
                                 const Eigen::MatrixXd& design, const BayesGlmPrior& prior, uint64_t seed, int chains,
-                                int steps, double rho0, int order) {
+                                int steps, double rho0, int order, uint32_t first_voxel) {
   const GibbsInputs in = upload_inputs(device, series, voxels, design, chains, steps, order);
   const cl_command_queue q = device.queue();
   BayesGlmChains out{voxels, chains, steps, in.p, order, {}};
@@ -133,7 +133,7 @@ BayesGlmChains bayes_glm_chains(Device& device, const std::vector<float>& series
       device.kernel("bayes_glm.cl", "bayes_glm_chains", {fmt::format("NP={}", in.p), fmt::format("NAR={}", order)});
   const random::PhiloxKey key = random::seed_key(seed);
   set_args(kernel, in.y, voxels, in.t, in.x, in.sxx, prior.a0, prior.b0, prior.beta_precision, prior.rho_precision,
-           key[0], key[1], chains, steps, rho0, chains_buffer);
+           key[0], key[1], first_voxel, chains, steps, rho0, chains_buffer);
   launch<2>(q, kernel, {static_cast<size_t>((voxels + 63) / 64 * 64), static_cast<size_t>(chains)}, {64, 1}, {},
             EventMode::kNone);
   chains_buffer.read(q, out.values);
@@ -143,7 +143,7 @@ BayesGlmChains bayes_glm_chains(Device& device, const std::vector<float>& series
 BayesGlmSummary bayes_glm_summary(Device& device, const std::vector<float>& series, int voxels,
                                   const Eigen::MatrixXd& design, const Eigen::MatrixXd& contrasts,
                                   const BayesGlmPrior& prior, uint64_t seed, int chains, int steps, int burn_in,
-                                  double rho0, int order) {
+                                  double rho0, int order, uint32_t first_voxel) {
   const GibbsInputs in = upload_inputs(device, series, voxels, design, chains, steps, order);
   const auto nc = static_cast<int>(contrasts.rows());
   const int kept = steps - burn_in;
@@ -167,7 +167,7 @@ BayesGlmSummary bayes_glm_summary(Device& device, const std::vector<float>& seri
                                    fmt::format("NB={}", kBayesBatches)});
   const random::PhiloxKey key = random::seed_key(seed);
   set_args(kernel, in.y, voxels, in.t, in.x, in.sxx, prior.a0, prior.b0, prior.beta_precision, prior.rho_precision,
-           key[0], key[1], chains, steps, burn_in, rho0, dc, sums, above);
+           key[0], key[1], first_voxel, chains, steps, burn_in, rho0, dc, sums, above);
   launch<2>(q, kernel, {static_cast<size_t>((voxels + 63) / 64 * 64), static_cast<size_t>(chains)}, {64, 1}, {},
             EventMode::kNone);
   const std::vector<double> h_sums = sums.read_all(q), h_above = above.read_all(q);

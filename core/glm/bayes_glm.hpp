@@ -48,17 +48,19 @@ constexpr int kBayesBatches = 16;  // batches of the batch-means ESS (kernels/ba
 void combine_chain_sums(const double* sums, const double* above, int chains, int contrasts, int kept,
                         BayesGlmSummary& out, int voxel);
 
-// AR(`order`) noise, order 1 .. kBayesMaxArOrder; rho starts at (rho0, 0, .., 0).
+// AR(`order`) noise, order 1 .. kBayesMaxArOrder; rho starts at (rho0, 0, .., 0). The chains of voxel v (0 ..
+// voxels - 1 of `series`) draw from the streams of voxel first_voxel + v: a block of a larger set, run with its first
+// voxel's index there, gives the summaries the whole run gives it, bit for bit.
 BayesGlmSummary bayes_glm_summary(Device& device, const std::vector<float>& series, int voxels,
                                   const Eigen::MatrixXd& design, const Eigen::MatrixXd& contrasts,
                                   const BayesGlmPrior& prior, uint64_t seed, int chains, int steps, int burn_in,
-                                  double rho0 = 0.0, int order = 1);
+                                  double rho0 = 0.0, int order = 1, uint32_t first_voxel = 0);
 
 // Every step of every chain (for tests and diagnostics on small sets). `series`: [voxels][T]. Throws
 // std::invalid_argument for a design that does not have T rows, fewer than P + L + 1 volumes, more than
-// kBayesMaxRegressors regressors, or an order outside 1 .. kBayesMaxArOrder.
+// kBayesMaxRegressors regressors, or an order outside 1 .. kBayesMaxArOrder. `first_voxel`: as bayes_glm_summary.
 BayesGlmChains bayes_glm_chains(Device& device, const std::vector<float>& series, int voxels,
                                 const Eigen::MatrixXd& design, const BayesGlmPrior& prior, uint64_t seed, int chains,
-                                int steps, double rho0 = 0.0, int order = 1);
+                                int steps, double rho0 = 0.0, int order = 1, uint32_t first_voxel = 0);
 
 }  // namespace rtf

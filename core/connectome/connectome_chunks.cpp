@@ -1,0 +1,173 @@
+// Chunks of tile rows: balanced bounds, edge payloads, the series sent to every rank, and the pass as a chunk job.
+#include "core/connectome/connectome_chunks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string_view>
+
+#include "core/connectome/kendall.hpp"
+#include "core/util/hash.hpp"
+
+namespace rtf {
+
+namespace {
+
+constexpr int64_t kConnectomeChunks = 64;
+
+template <typename T>
+std::string_view bytes_of(const std::vector<T>& xs) {
+  return {reinterpret_cast<const char*>(xs.data()), xs.size() * sizeof(T)};
+}
+
+template <typename T>
+std::string_view bytes_of_value(const T& x) {
+  return {reinterpret_cast<const char*>(&x), sizeof(T)};
+}
+
+}  // namespace
+
+int64_t tile_row_count(int64_t nodes) {
+  return (std::max<int64_t>(nodes, 0) + kTileRowNodes - 1) / kTileRowNodes;
+}
+
+int64_t tiles_before_row(int64_t rows, int64_t row) {
+  return row * rows - row * (row - 1) / 2;
+}
+
+std::vector<int64_t> balanced_tile_row_bounds(int64_t nodes, int64_t chunks) {
+  const int64_t rows = tile_row_count(nodes);
+  if (rows == 0) return {0, 0};
+  chunks = std::clamp<int64_t>(chunks, 1, rows);
+  const int64_t total = tiles_before_row(rows, rows);
+  std::vector<int64_t> bounds{0};
+  for (int64_t c = 1; c < chunks; ++c) {
+    // ceil(total c / chunks) without overflow (total < 2^47, c < 2^24).
+    const int64_t target = total / chunks * c + (total % chunks * c + chunks - 1) / chunks;
+    // The first row whose cumulative count reaches the target (the count rises with the row).
+    int64_t lo = 0, hi = rows;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (tiles_before_row(rows, mid) >= target) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    // At least one row per chunk, and rows left for the chunks after it.
+    bounds.push_back(std::clamp(lo, bounds.back() + 1, rows - (chunks - c)));
+  }
+  bounds.push_back(rows);
+  return bounds;
+}
+
+int64_t connectome_chunk_count(int64_t nodes) {
+  return std::max<int64_t>(1, std::min(kConnectomeChunks, tile_row_count(nodes)));
+}
+
+void correlation_rows(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold, TileRows rows,
+                      const EdgeSink& sink) {
+  if (series.normalised) {
+    thresholded_correlations(device, series, threshold, sink, {}, 0, 0, rows);
+  } else {
+    kendall_correlations(device, series, threshold, sink, {}, int64_t{2} << 30, rows);
+  }
+}
+
+ChunkBytes edges_to_bytes(std::vector<Edge> edges) {
+  std::sort(edges.begin(), edges.end(),
+            [](const Edge& a, const Edge& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; });
+  ChunkWriter w;
+  w.values(edges);
+  return w.take();
+}
+
+void append_edges(const ChunkBytes& bytes, std::vector<Edge>& out) {
+  ChunkReader r(bytes);
+  const std::vector<Edge> edges = r.values<Edge>();
+  if (!r.done()) throw std::runtime_error("connectome chunk: bytes after its edges");
+  out.insert(out.end(), edges.begin(), edges.end());
+}
+
+void broadcast_series(const Ranks& ranks, NodeSeries& series) {
+  if (ranks.size() == 1) return;
+  ChunkBytes bytes;
+  if (ranks.root()) {
+    ChunkWriter w;
+    w.value(static_cast<int32_t>(series.method))
+        .value(static_cast<uint8_t>(series.normalised ? 1 : 0))
+        .value(series.length)
+        .value(series.padded)
+        .values(series.voxels)
+        .values(series.z)
+        .values(series.valid);
+    bytes = w.take();
+  }
+  ranks.broadcast(bytes);
+  if (ranks.root()) return;
+  ChunkReader r(bytes);
+  series.method = static_cast<CorrelationMethod>(r.value<int32_t>());
+  series.normalised = r.value<uint8_t>() != 0;
+  series.length = r.value<int64_t>();
+  series.padded = r.value<int64_t>();
+  series.voxels = r.values<int64_t>();
+  series.z = r.values<float>();
+  series.valid = r.values<uint8_t>();
+  if (!r.done() || series.z.size() != series.voxels.size() * static_cast<size_t>(series.padded) ||
+      series.valid.size() != series.voxels.size()) {
+    throw std::runtime_error("the node series from rank 0 arrived damaged");
+  }
+}
+
+std::string series_key(const NodeSeries& series) {
+  const auto method = static_cast<int32_t>(series.method);
+  const uint8_t normalised = series.normalised ? 1 : 0;
+  return hash_hex({"connectome series", bytes_of_value(method), bytes_of_value(normalised),
+                   bytes_of_value(series.length), bytes_of_value(series.padded), bytes_of(series.z),
+                   bytes_of(series.valid)});
+}
+
+void spread_correlations(Workers& workers, const NodeSeries& series, const CorrelationThreshold& threshold,
+                         const EdgeSink& sink, const SpreadPassOptions& options) {
+  // Rank 0's threshold on every rank (a density's cut comes from a sample each rank computed on its own devices).
+  ChunkBytes shared;
+  if (workers.root()) {
+    ChunkWriter w;
+    w.value(threshold.value).value(static_cast<uint8_t>(threshold.absolute ? 1 : 0));
+    shared = w.take();
+  }
+  workers.ranks().broadcast(shared);
+  ChunkReader r(shared);
+  CorrelationThreshold t;
+  t.value = r.value<double>();
+  t.absolute = r.value<uint8_t>() != 0;
+  const int64_t nodes = static_cast<int64_t>(series.nodes());
+  const std::vector<int64_t> bounds = balanced_tile_row_bounds(nodes, connectome_chunk_count(nodes));
+  const auto chunks = static_cast<int64_t>(bounds.size()) - 1;
+  const uint8_t absolute = t.absolute ? 1 : 0;
+  ChunkJob job;
+  job.name = "connectome tile rows";
+  job.chunks = chunks;
+  job.key =
+      hash_hex({"connectome chunks", options.key, bytes_of_value(t.value), bytes_of_value(absolute), bytes_of(bounds)});
+  job.chunk_dir = options.chunk_dir;
+  job.compute = [&series, &bounds, t](Device& device, int /*slot*/, int64_t chunk) {
+    std::vector<Edge> edges;
+    correlation_rows(device, series, t,
+                     {.first = bounds[static_cast<size_t>(chunk)], .end = bounds[static_cast<size_t>(chunk) + 1]},
+                     [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); });
+    return edges_to_bytes(std::move(edges));
+  };
+  std::vector<ChunkBytes> results = workers.run(job, options.progress, options.stats);
+  std::vector<Edge> edges;
+  for (ChunkBytes& bytes : results) {  // empty on ranks other than 0
+    edges.clear();
+    append_edges(bytes, edges);
+    bytes = {};
+    sink(edges);
+  }
+}
+
+}  // namespace rtf

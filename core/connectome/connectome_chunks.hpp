@@ -1,0 +1,64 @@
+// A connectome's pairs cut into chunks of 128-node tile rows of the upper triangle, to spread over devices and MPI
+// ranks (core/scale/chunk_job.hpp, docs/scale.md): row bounds of balanced work (about the same number of tiles per
+// chunk, from the triangle's cumulative counts, fixed by N), a chunk's edges as bytes sorted by (i, j) (the same
+// payload wherever it ran), and a correlation pass run as a chunk job whose edges reach rank 0 in chunk order. Each
+// pair's r is computed the same way in any tile row, so the merged edges equal one device's bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/connectome/node_series.hpp"
+#include "core/connectome/thresholded_correlation.hpp"
+#include "core/scale/chunk_job.hpp"
+
+namespace rtf {
+
+// Tile rows of N nodes: ceil(N / 128).
+int64_t tile_row_count(int64_t nodes);
+
+// Tiles of the upper triangle of `rows` tile rows in rows [0, row): row t holds rows - t tiles.
+int64_t tiles_before_row(int64_t rows, int64_t row);
+
+// chunks + 1 ascending row bounds from 0 to tile_row_count(nodes): chunk c is rows [bounds[c], bounds[c + 1]), at
+// least one row, ending at the first row where the triangle's cumulative tiles reach (c + 1) / chunks of them.
+// `chunks` is clamped to [1, rows]; no rows (N = 0): {0, 0}.
+std::vector<int64_t> balanced_tile_row_bounds(int64_t nodes, int64_t chunks);
+
+// The chunk count for N nodes: 64, or the number of tile rows when there are fewer. It does not depend on the devices,
+// so the chunk files of a stopped run serve a restart on other devices or ranks.
+int64_t connectome_chunk_count(int64_t nodes);
+
+// The edges of `rows` on one device: thresholded_correlations for a normalised series (Pearson, Spearman),
+// kendall_correlations for a raw one (Kendall's tau-b).
+void correlation_rows(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold, TileRows rows,
+                      const EdgeSink& sink);
+
+// A chunk's edges sorted by (i, j) as bytes; and back, appended to `out` (std::runtime_error for a damaged payload).
+ChunkBytes edges_to_bytes(std::vector<Edge> edges);
+void append_edges(const ChunkBytes& bytes, std::vector<Edge>& out);
+
+// Rank 0's series (prepared there: mask, normalisation on its first device) sent to every other rank, which passes an
+// empty one: every rank then correlates the same floats whatever its devices. No-op for a job of one process.
+void broadcast_series(const Ranks& ranks, NodeSeries& series);
+
+// A hash of the series (floats, validity, method, length): the chunk key's input part.
+std::string series_key(const NodeSeries& series);
+
+struct SpreadPassOptions {
+  std::string key;                  // series_key and anything else that changes the edges (the method)
+  std::filesystem::path chunk_dir;  // chunk files for a restart (empty: none)
+  ChunkProgress progress;           // chunks done, on rank 0
+  ChunkJobStats* stats = nullptr;   // this rank's counts and times of the pass
+};
+
+// One pass over every pair of `series` (the same on every rank) spread over the workers' devices and ranks in the
+// chunks of connectome_chunk_count. The threshold is rank 0's (sent to every rank); the chunk key is options.key with
+// the threshold and the chunking. `sink` is called on rank 0 only, once per chunk in chunk order, with the chunk's
+// edges sorted by (i, j). A failure on any rank or device ends the job (Workers::run).
+void spread_correlations(Workers& workers, const NodeSeries& series, const CorrelationThreshold& threshold,
+                         const EdgeSink& sink, const SpreadPassOptions& options);
+
+}  // namespace rtf

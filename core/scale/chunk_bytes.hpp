@@ -1,0 +1,68 @@
+// A chunk's result as bytes (what ranks send and chunk files hold): values appended in order and read back in the
+// same order. Plain native-endian copies: every rank of a job runs the same build on the same architecture.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+namespace rtf {
+
+using ChunkBytes = std::vector<uint8_t>;
+
+class ChunkWriter {
+ public:
+  template <typename T>
+  ChunkWriter& value(const T& x) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto* p = reinterpret_cast<const uint8_t*>(&x);
+    bytes_.insert(bytes_.end(), p, p + sizeof(T));
+    return *this;
+  }
+  template <typename T>
+  ChunkWriter& values(const std::vector<T>& xs) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    value(static_cast<uint64_t>(xs.size()));
+    const auto* p = reinterpret_cast<const uint8_t*>(xs.data());
+    bytes_.insert(bytes_.end(), p, p + xs.size() * sizeof(T));
+    return *this;
+  }
+  ChunkBytes take() { return std::move(bytes_); }
+
+ private:
+  ChunkBytes bytes_;
+};
+
+class ChunkReader {
+ public:
+  explicit ChunkReader(const ChunkBytes& bytes) : bytes_(bytes) {}
+  template <typename T>
+  T value() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T x;
+    take(&x, sizeof(T));
+    return x;
+  }
+  template <typename T>
+  std::vector<T> values() {
+    const auto n = value<uint64_t>();
+    if (n > (bytes_.size() - at_) / sizeof(T)) throw std::runtime_error("chunk result: a list runs past the end");
+    std::vector<T> xs(n);
+    take(xs.data(), n * sizeof(T));
+    return xs;
+  }
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  void take(void* dst, size_t n) {
+    if (n > bytes_.size() - at_) throw std::runtime_error("chunk result: shorter than its contents");
+    if (n > 0) std::memcpy(dst, bytes_.data() + at_, n);
+    at_ += n;
+  }
+  const ChunkBytes& bytes_;
+  size_t at_ = 0;
+};
+
+}  // namespace rtf

@@ -1,0 +1,226 @@
+// Workers::run: chunk files read back on rank 0, the rest dealt to ranks in turn, one thread per device taking chunks
+// from this rank's queue, results funnelled through the main thread (the only one that talks to MPI) to rank 0.
+#include "core/scale/chunk_job.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "core/scale/chunk_files.hpp"
+
+namespace rtf {
+
+namespace {
+
+// Results of a rank's chunks travel with the tag of their job (jobs numbered in the order they run on every rank).
+constexpr int kFirstResultTag = 100;
+int g_jobs = 0;
+
+// The test hook RTFMRI_CHUNK_LIMIT=N: rank 0 stops with an error after writing N chunk files (a deterministic
+// stand-in for a job killed midway). 0: no limit.
+int64_t chunk_limit() {
+  const char* value = std::getenv("RTFMRI_CHUNK_LIMIT");
+  return value == nullptr ? 0 : std::atoll(value);
+}
+
+// What the device threads hand to the main thread.
+struct Mailbox {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::pair<int64_t, ChunkBytes>> finished;
+  int running = 0;
+  bool stop = false;
+  std::string error;  // the first failure, with the device named
+};
+
+}  // namespace
+
+Workers::Workers(std::vector<std::unique_ptr<Device>> devices, const Ranks& ranks)
+    : devices_(std::move(devices)), ranks_(ranks) {
+  if (devices_.empty()) throw std::invalid_argument("no device to work on");
+  total_devices_ = static_cast<int>(ranks_.sum(static_cast<int64_t>(devices_.size())));
+}
+
+std::string Workers::describe() const {
+  std::string names;
+  for (const auto& d : devices_) names += fmt::format("{}{}", names.empty() ? "" : "; ", d->info().label());
+  if (ranks_.size() == 1) return fmt::format("{} device(s): {}", devices_.size(), names);
+  return fmt::format("{} device(s) over {} ranks; here ({}): {}", total_devices_, ranks_.size(), ranks_.where(), names);
+}
+
+std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& progress, ChunkJobStats* stats) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  const int64_t chunks = job.chunks;
+  const bool root = ranks_.root();
+  const int tag = kFirstResultTag + (g_jobs++ % 30000);
+  std::vector<ChunkBytes> results(root ? static_cast<size_t>(chunks) : 0);
+  const auto key_of = [&](int64_t chunk) { return job.chunk_key ? job.key + "/" + job.chunk_key(chunk) : job.key; };
+  // Rank 0 reads back the chunks kept by an earlier run and tells every rank which they are.
+  ChunkBytes have(static_cast<size_t>(chunks), 0);
+  int64_t restored = 0;
+  if (root && !job.chunk_dir.empty()) {
+    int64_t ignored = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+      std::string why;
+      if (auto bytes = read_chunk_file(job.chunk_dir, key_of(c), c, &why)) {
+        results[static_cast<size_t>(c)] = std::move(*bytes);
+        have[static_cast<size_t>(c)] = 1;
+        ++restored;
+      } else if (!why.empty()) {
+        if (ignored++ == 0) spdlog::warn("{}: {}", chunk_file_path(job.chunk_dir, c).string(), why);
+      }
+    }
+    if (ignored > 0) spdlog::warn("{}: {} chunk file(s) not usable: computed again", job.name, ignored);
+    for (int64_t c = 0; c < chunks; ++c) {
+      if (have[static_cast<size_t>(c)] == 0) continue;
+      if (job.on_result) job.on_result(c, results[static_cast<size_t>(c)]);
+      if (!job.keep_results) ChunkBytes().swap(results[static_cast<size_t>(c)]);
+    }
+    if (restored > 0) {
+      spdlog::info("{}: restored {} chunk(s) of {} from {}", job.name, restored, chunks, job.chunk_dir.string());
+    }
+  }
+  ranks_.broadcast(have);
+  // This rank's share: every K-th chunk still to do.
+  std::vector<int64_t> mine;
+  int64_t to_do = 0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    if (have[static_cast<size_t>(c)] != 0) continue;
+    if (to_do++ % ranks_.size() == ranks_.rank()) mine.push_back(c);
+  }
+  const size_t slots = devices_.size();
+  std::vector<int64_t> device_chunks(slots, 0);
+  std::vector<double> device_seconds(slots, 0.0);
+  Mailbox box;
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> threads;
+  box.running = static_cast<int>(slots);
+  for (size_t slot = 0; slot < slots; ++slot) {
+    threads.emplace_back([&, slot] {
+      Device& device = *devices_[slot];
+      for (;;) {
+        {
+          std::lock_guard lock(box.mutex);
+          if (box.stop) break;
+        }
+        const size_t k = next++;
+        if (k >= mine.size()) break;
+        try {
+          const auto t0 = Clock::now();
+          ChunkBytes bytes = job.compute(device, static_cast<int>(slot), mine[k]);
+          device_seconds[slot] += std::chrono::duration<double>(Clock::now() - t0).count();
+          ++device_chunks[slot];
+          std::lock_guard lock(box.mutex);
+          box.finished.emplace_back(mine[k], std::move(bytes));
+        } catch (const std::exception& e) {
+          std::lock_guard lock(box.mutex);
+          if (box.error.empty()) {
+            box.error = fmt::format("{}: chunk {} failed on device {} ({}): {}", job.name, mine[k], slot,
+                                    device.info().label(), e.what());
+          }
+          box.stop = true;
+        }
+        box.changed.notify_all();
+      }
+      std::lock_guard lock(box.mutex);
+      --box.running;
+      box.changed.notify_all();
+    });
+  }
+  const auto join_all = [&] {
+    {
+      std::lock_guard lock(box.mutex);
+      box.stop = true;
+    }
+    for (std::thread& t : threads) t.join();
+  };
+  const int64_t limit = chunk_limit();
+  int64_t received = 0, written = 0;
+  const int64_t expected = root ? chunks - restored : 0;
+  try {
+    const auto accept = [&](int64_t chunk, ChunkBytes bytes) {
+      if (chunk < 0 || chunk >= chunks || have[static_cast<size_t>(chunk)] != 0) {
+        throw std::runtime_error(fmt::format("{}: chunk {} arrived twice or out of range", job.name, chunk));
+      }
+      if (!job.chunk_dir.empty()) {
+        write_chunk_file(job.chunk_dir, key_of(chunk), chunk, bytes);
+        ++written;
+      }
+      have[static_cast<size_t>(chunk)] = 1;
+      if (job.on_result) job.on_result(chunk, bytes);
+      if (job.keep_results) results[static_cast<size_t>(chunk)] = std::move(bytes);
+      ++received;
+      if (progress) progress(restored + received, chunks);
+      if (limit > 0 && written >= limit && received < expected) {
+        throw std::runtime_error(
+            fmt::format("{}: stopped after {} chunk file(s), as RTFMRI_CHUNK_LIMIT asks", job.name, written));
+      }
+    };
+    if (root && progress) progress(restored, chunks);
+    for (;;) {
+      std::deque<std::pair<int64_t, ChunkBytes>> finished;
+      bool threads_done = false;
+      std::string error;
+      {
+        std::unique_lock lock(box.mutex);
+        // Rank 0 with other ranks wakes now and then to look for their messages.
+        if (ranks_.mpi() && root) {
+          box.changed.wait_for(lock, std::chrono::milliseconds(2),
+                               [&] { return !box.finished.empty() || !box.error.empty(); });
+        } else {
+          box.changed.wait(lock, [&] { return !box.finished.empty() || box.running == 0 || !box.error.empty(); });
+        }
+        finished.swap(box.finished);
+        threads_done = box.running == 0;
+        error = box.error;
+      }
+      if (!error.empty()) throw std::runtime_error(error);
+      for (auto& [chunk, bytes] : finished) {
+        if (root) {
+          accept(chunk, std::move(bytes));
+        } else {
+          ChunkWriter w;
+          w.value(chunk).values(bytes);
+          const ChunkBytes message = w.take();
+          ranks_.send(0, tag, message);
+        }
+      }
+      if (root) {
+        while (auto m = ranks_.poll(tag)) {
+          ChunkReader r(m->bytes);
+          const auto chunk = r.value<int64_t>();
+          accept(chunk, r.values<uint8_t>());
+        }
+        if (received == expected && threads_done) break;
+      } else if (threads_done) {
+        break;
+      }
+    }
+  } catch (...) {
+    join_all();
+    throw;
+  }
+  join_all();
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  for (size_t slot = 0; slot < slots; ++slot) {
+    spdlog::debug("{}: device {} ({}): {} chunk(s), {:.2f} s computing", job.name, slot, devices_[slot]->info().label(),
+                  device_chunks[slot], device_seconds[slot]);
+  }
+  if (stats != nullptr) {
+    stats->restored = restored;
+    stats->device_chunks = device_chunks;
+    stats->device_seconds = device_seconds;
+    stats->seconds = seconds;
+  }
+  return results;
+}
+
+}  // namespace rtf

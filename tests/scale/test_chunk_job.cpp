@@ -1,0 +1,188 @@
+// ctest-label: unit
+// The scale-out framework in one process (core/scale/): --devices specs resolved (sub-devices of the CPU device,
+// errors), Workers::run on two PoCL sub-devices returning every chunk once in chunk order with both devices working,
+// a failing chunk stopping the job with the device and chunk named (no hang), and restarts from chunk files:
+// RTFMRI_CHUNK_LIMIT stops a run, the next run restores those chunks and computes only the rest, damaged files and
+// files of another job are computed again.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <set>
+
+#include "core/scale/chunk_files.hpp"
+#include "core/scale/chunk_job.hpp"
+#include "core/scale/device_list.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_seed.hpp"
+
+namespace rtf {
+namespace {
+
+// A chunk's result: its index and a few values derived from it, so a misplaced or mixed-up result shows.
+ChunkBytes expected_result(int64_t chunk, uint64_t seed) {
+  ChunkWriter w;
+  w.value(chunk);
+  std::vector<double> values(static_cast<size_t>(chunk % 7 + 1));
+  for (size_t k = 0; k < values.size(); ++k) values[k] = static_cast<double>(seed % 1000) + chunk * 10.0 + k;
+  w.values(values);
+  return w.take();
+}
+
+Workers two_sub_devices() {
+  return Workers(open_devices("cpu/2"), Ranks::world());
+}
+
+TEST(DeviceList, SplitsTheCpuDeviceAndRefusesBadSpecs) {
+  const std::vector<DeviceInfo> two = resolve_devices("cpu/2");
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_NE(two[0].device, two[1].device);
+  EXPECT_NE(two[0].device_name.find("part 1 of 2"), std::string::npos) << two[0].device_name;
+  const std::vector<DeviceInfo> cpus = resolve_devices("cpu");
+  ASSERT_GE(cpus.size(), 1u);
+  EXPECT_EQ(two[0].compute_units + two[1].compute_units, cpus[0].compute_units);
+  // An entry twice: two contexts on one device.
+  EXPECT_EQ(resolve_devices("cpu,cpu").size(), 2 * cpus.size());
+  EXPECT_THROW(resolve_devices("cpu/x"), std::invalid_argument);
+  EXPECT_THROW(resolve_devices("cpu/0"), std::invalid_argument);
+  EXPECT_THROW(resolve_devices("cpu,"), std::invalid_argument);
+  EXPECT_THROW(resolve_devices("9:9"), std::runtime_error);
+  EXPECT_THROW(resolve_devices("banana"), std::runtime_error);
+  EXPECT_THROW(resolve_devices("cpu/4096"), std::invalid_argument);
+}
+
+TEST(ChunkJob, EveryChunkOnceInOrderOnBothDevices) {
+  const uint64_t seed = test::test_seed();
+  Workers workers = two_sub_devices();
+  ASSERT_EQ(workers.device_count(), 2);
+  EXPECT_EQ(workers.total_devices(), 2);
+  // The first chunk of each device waits until the other device has started one, so both must take part.
+  std::mutex m;
+  std::condition_variable cv;
+  std::set<int> started;
+  std::atomic<int> calls{0};
+  ChunkJob job;
+  job.name = "test job";
+  job.chunks = 23;
+  job.key = "k";
+  job.compute = [&](Device& device, int slot, int64_t chunk) {
+    EXPECT_EQ(&device, &workers.device(slot));
+    ++calls;
+    std::unique_lock lock(m);
+    started.insert(slot);
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(60), [&] { return started.size() == 2; });
+    return expected_result(chunk, seed);
+  };
+  std::vector<std::pair<int64_t, int64_t>> progress;
+  ChunkJobStats stats;
+  const std::vector<ChunkBytes> results = workers.run(
+      job, [&](int64_t done, int64_t total) { progress.emplace_back(done, total); }, &stats);
+  ASSERT_EQ(results.size(), 23u);
+  for (int64_t c = 0; c < 23; ++c) EXPECT_EQ(results[static_cast<size_t>(c)], expected_result(c, seed)) << c;
+  EXPECT_EQ(calls.load(), 23);
+  EXPECT_EQ(started.size(), 2u);
+  ASSERT_EQ(stats.device_chunks.size(), 2u);
+  EXPECT_EQ(stats.device_chunks[0] + stats.device_chunks[1], 23);
+  EXPECT_GE(stats.device_chunks[0], 1);
+  EXPECT_GE(stats.device_chunks[1], 1);
+  EXPECT_EQ(stats.restored, 0);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back(), std::make_pair(int64_t{23}, int64_t{23}));
+}
+
+TEST(ChunkJob, AFailingChunkStopsTheJobNamingDeviceAndChunk) {
+  Workers workers = two_sub_devices();
+  ChunkJob job;
+  job.name = "failing job";
+  job.chunks = 40;
+  job.key = "k";
+  std::atomic<int> calls{0};
+  job.compute = [&](Device&, int, int64_t chunk) -> ChunkBytes {
+    ++calls;
+    if (chunk == 5) throw std::runtime_error("out of device memory (test)");
+    return expected_result(chunk, 1);
+  };
+  try {
+    workers.run(job);
+    FAIL() << "the job did not stop";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("failing job: chunk 5 failed on device"), std::string::npos) << what;
+    EXPECT_NE(what.find("out of device memory (test)"), std::string::npos) << what;
+    EXPECT_NE(what.find(workers.device(0).info().device_name.substr(0, 10)), std::string::npos) << what;
+  }
+  EXPECT_LT(calls.load(), 40);  // the others stopped taking chunks
+}
+
+TEST(ChunkJob, RestartsFromItsChunkFiles) {
+  const uint64_t seed = test::test_seed();
+  test::TempDir dir("rtf-chunks");
+  Workers workers = two_sub_devices();
+  std::atomic<int> calls{0};
+  ChunkJob job;
+  job.name = "restartable job";
+  job.chunks = 12;
+  job.key = "inputs-and-options-hash";
+  job.chunk_dir = dir / "chunks";
+  job.compute = [&](Device&, int, int64_t chunk) {
+    ++calls;
+    return expected_result(chunk, seed);
+  };
+  ::setenv("RTFMRI_CHUNK_LIMIT", "5", 1);
+  EXPECT_THROW(
+      {
+        try {
+          workers.run(job);
+        } catch (const std::runtime_error& e) {
+          EXPECT_NE(std::string(e.what()).find("stopped after 5 chunk file(s)"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      std::runtime_error);
+  ::unsetenv("RTFMRI_CHUNK_LIMIT");
+  int64_t files = 0;
+  for (int64_t c = 0; c < 12; ++c) files += std::filesystem::exists(chunk_file_path(job.chunk_dir, c)) ? 1 : 0;
+  EXPECT_EQ(files, 5);
+  // Damage one kept file (a flipped byte in its payload): it is computed again.
+  int64_t damaged = -1;
+  for (int64_t c = 0; c < 12 && damaged < 0; ++c) {
+    if (std::filesystem::exists(chunk_file_path(job.chunk_dir, c))) damaged = c;
+  }
+  {
+    std::fstream f(chunk_file_path(job.chunk_dir, damaged), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-1, std::ios::end);
+    f.put('\x5a');
+  }
+  calls = 0;
+  ChunkJobStats stats;
+  const std::vector<ChunkBytes> results = workers.run(job, {}, &stats);
+  EXPECT_EQ(stats.restored, 4);
+  EXPECT_EQ(calls.load(), 8);
+  for (int64_t c = 0; c < 12; ++c) EXPECT_EQ(results[static_cast<size_t>(c)], expected_result(c, seed)) << c;
+  // Another job's key: nothing restored.
+  job.key = "other-inputs";
+  calls = 0;
+  workers.run(job, {}, &stats);
+  EXPECT_EQ(stats.restored, 0);
+  EXPECT_EQ(calls.load(), 12);
+}
+
+TEST(ChunkFiles, RoundTripAndRejectTruncation) {
+  test::TempDir dir("rtf-chunkfile");
+  const ChunkBytes bytes = expected_result(3, 77);
+  write_chunk_file(dir.path(), "key", 3, bytes);
+  EXPECT_EQ(read_chunk_file(dir.path(), "key", 3), bytes);
+  EXPECT_FALSE(read_chunk_file(dir.path(), "key", 4).has_value());
+  EXPECT_FALSE(read_chunk_file(dir.path(), "another key", 3).has_value());
+  const auto path = chunk_file_path(dir.path(), 3);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);
+  EXPECT_FALSE(read_chunk_file(dir.path(), "key", 3).has_value());
+}
+
+}  // namespace
+}  // namespace rtf

@@ -1,0 +1,110 @@
+// ctest-label: unit
+// Ranks and Workers across MPI ranks. Run alone it checks the one-process job; ctest also runs it under
+// `mpirun --oversubscribe -np 3` (scale.mpi_ranks_3), where it checks the collectives (sum, any, broadcast), rank 0's
+// inputs copied to the other ranks (a file and a folder, byte for byte), and a job whose chunks are dealt to every rank
+// returning every result in chunk order on rank 0 only, each chunk computed once over the job.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/scale/chunk_job.hpp"
+#include "core/scale/device_list.hpp"
+#include "core/scale/ranks.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace rtf {
+namespace {
+
+class MpiEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { Ranks::init(nullptr, nullptr); }
+  void TearDown() override { Ranks::finalize(); }
+};
+const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new MpiEnvironment);
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Rank 0's string on every rank.
+std::string from_root(const std::string& text) {
+  ChunkBytes bytes(text.begin(), text.end());
+  Ranks::world().broadcast(bytes);
+  return {bytes.begin(), bytes.end()};
+}
+
+TEST(MpiRanks, Collectives) {
+  const Ranks& r = Ranks::world();
+  ASSERT_GE(r.size(), 1);
+  ASSERT_LT(r.rank(), r.size());
+  EXPECT_EQ(r.sum(r.rank() + 1), static_cast<int64_t>(r.size()) * (r.size() + 1) / 2);
+  EXPECT_TRUE(r.any(r.rank() == r.size() - 1));
+  EXPECT_FALSE(r.any(false));
+  EXPECT_EQ(from_root(r.root() ? "rank zero's text" : "other"), "rank zero's text");
+  if (r.size() > 1) {
+    EXPECT_TRUE(r.mpi());
+  }
+  EXPECT_FALSE(r.host().empty());
+}
+
+TEST(MpiRanks, InputsComeFromRankZero) {
+  const Ranks& r = Ranks::world();
+  test::TempDir dir("rtf-mpi-input");
+  // Rank 0's files, under its own temporary folder; the other ranks never see that folder's contents otherwise.
+  std::string content;
+  for (int k = 0; k < 5000; ++k) content += static_cast<char>((k * 37 + 11) % 256);
+  const std::string folder = from_root((dir / "bedpost_dir").string());
+  if (r.root()) {
+    std::filesystem::create_directories(folder);
+    std::ofstream(folder + "/data.bin", std::ios::binary) << content;
+    std::ofstream(folder + "/bvals") << "0 1000 1000\n";
+  }
+  const std::string file = r.local_input(folder + "/data.bin");
+  EXPECT_EQ(read_all(file), content);
+  if (!r.root()) {
+    EXPECT_NE(file, folder + "/data.bin");
+  }
+  const std::string copy = r.local_input(folder);
+  EXPECT_EQ(std::filesystem::path(copy).filename(), "bedpost_dir");
+  EXPECT_EQ(read_all(copy + "/data.bin"), content);
+  EXPECT_EQ(read_all(copy + "/bvals"), "0 1000 1000\n");
+}
+
+TEST(MpiRanks, ChunksOfOneJobOverEveryRank) {
+  const Ranks& r = Ranks::world();
+  Workers workers(open_devices("cpu"), r);
+  EXPECT_EQ(workers.total_devices(), r.size() * workers.device_count());
+  ChunkJob job;
+  job.name = "mpi test job";
+  job.chunks = 17;
+  job.key = "k";
+  job.compute = [&](Device&, int, int64_t chunk) {
+    ChunkWriter w;
+    w.value(chunk).values(std::vector<int32_t>(static_cast<size_t>(chunk) * 1000, static_cast<int32_t>(chunk)));
+    return w.take();
+  };
+  ChunkJobStats stats;
+  const std::vector<ChunkBytes> results = workers.run(job, {}, &stats);
+  int64_t mine = 0;
+  for (int64_t n : stats.device_chunks) mine += n;
+  EXPECT_EQ(r.sum(mine), 17);
+  if (r.size() > 1) {
+    EXPECT_GE(mine, 17 / r.size());  // dealt in turn: every rank has its share
+  }
+  if (!r.root()) {
+    EXPECT_TRUE(results.empty());
+    return;
+  }
+  ASSERT_EQ(results.size(), 17u);
+  for (int64_t c = 0; c < 17; ++c) {
+    ChunkReader reader(results[static_cast<size_t>(c)]);
+    EXPECT_EQ(reader.value<int64_t>(), c);
+    const auto values = reader.values<int32_t>();
+    EXPECT_EQ(values.size(), static_cast<size_t>(c) * 1000);
+    for (int32_t v : values) ASSERT_EQ(v, c);
+  }
+}
+
+}  // namespace
+}  // namespace rtf
