@@ -45,6 +45,22 @@ Workers open_workers(const GlobalOptions& globals) {
   return workers;
 }
 
+namespace {
+
+CLI::Validator on_rank_zero(const CLI::Validator& check, const std::string& what) {
+  return CLI::Validator([check](std::string& path) { return Ranks::world().root() ? check(path) : std::string(); },
+                        what);
+}
+
+}  // namespace
+
+CLI::Validator existing_file_on_rank_zero() {
+  return on_rank_zero(CLI::ExistingFile, "FILE");
+}
+CLI::Validator existing_directory_on_rank_zero() {
+  return on_rank_zero(CLI::ExistingDirectory, "DIR");
+}
+
 void require_same_grid(const ImageHeader& ref, const std::string& ref_name, const ImageHeader& other,
                        const std::string& other_name) {
   if (ref.dims != other.dims) {

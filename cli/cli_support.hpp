@@ -19,6 +19,11 @@ std::unique_ptr<Device> open_device(const GlobalOptions& globals);
 // The devices of --devices (else the one of --device) and the job's ranks (MPI when run by mpirun/srun), logged.
 Workers open_workers(const GlobalOptions& globals);
 
+// CLI11's existence checks made on rank 0 alone under mpirun/srun: the other ranks read rank 0's inputs through
+// Ranks::local_input and need not see the paths (hosts without a shared file system).
+CLI::Validator existing_file_on_rank_zero();
+CLI::Validator existing_directory_on_rank_zero();
+
 // Throws std::invalid_argument naming both files when `other` is not on the same voxel grid as `ref`.
 void require_same_grid(const ImageHeader& ref, const std::string& ref_name, const ImageHeader& other,
                        const std::string& other_name);

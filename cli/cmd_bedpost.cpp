@@ -311,7 +311,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("DIR", args->dir,
                   "bedpostx's input folder: data.nii.gz (4D), bvals, bvecs (FSL: 3 rows), nodif_brain_mask.nii.gz")
       ->required()
-      ->check(CLI::ExistingDirectory);
+      ->check(rtf::cli::existing_directory_on_rank_zero());
   rtf::BallStickOptions& o = args->options;
   cmd->add_option("-n,--nfibres", o.fibres, "Fibres per voxel (1..3)")->capture_default_str();
   cmd->add_option("-w,--fudge", o.ard_weight, "ARD weight: larger switches unsupported fibres off more readily")

@@ -365,10 +365,10 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
 void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   auto c = std::make_shared<GlmCli>();
   auto* cmd = app.add_subcommand("glm", "First-level GLM of a 4D NIfTI with SPM's design (docs/algorithms/glm.md)");
-  cmd->add_option("BOLD", c->bold, "4D NIfTI")->required()->check(CLI::ExistingFile);
+  cmd->add_option("BOLD", c->bold, "4D NIfTI")->required()->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_option("--events", c->events, "BIDS events.tsv (onset, duration, trial_type[, modulation])")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_option("--contrast", c->contrasts,
                   "NAME=EXPR over the design's columns, e.g. faces-houses=faces-houses; 'a; b' makes an F contrast "
                   "(repeatable)")
@@ -390,13 +390,13 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
   cmd->add_option("--confounds", c->confounds, "Extra regressors: FSL .par, rtfmri _fd.tsv or a tsv with a header")
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_option("--confound-columns", c->confound_columns, "Use only these columns of --confounds (by name)");
   cmd->add_option("--ar1", c->ar1, "AR(1) prewhitening with this coefficient (e.g. 0.2, SPM's global prior); 0: OLS")
       ->check(CLI::Range(-0.99, 0.99))
       ->capture_default_str();
   cmd->add_option("--mask", c->mask, "Fit only inside this mask (default: a brain mask of the mean volume)")
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_flag("--no-mask", c->no_mask, "Fit every voxel");
   cmd->add_option("--threshold", c->threshold, "|t| threshold for the printed summary (F: its square)")
       ->capture_default_str();

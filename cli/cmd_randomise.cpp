@@ -438,22 +438,22 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       "identical to one device's; a stopped run keeps PREFIX_chunks/ and, started again, reuses its finished chunks");
   cmd->add_option("-i,--in", args->inputs, "4D input (one volume per subject), or one 3D image per subject (repeat -i)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_option("-o,--out", args->output, "Output prefix: PREFIX_tstat1.nii.gz, PREFIX_vox_corrp_tstat1.nii.gz, ...")
       ->required();
   cmd->add_option("-d,--design", args->design, "Design matrix (FSL VEST design.mat: one row per subject)")
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_option("-t,--tcon", args->contrasts, "t contrasts (FSL VEST design.con: one row per contrast)")
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_option("-f,--fcon", args->f_contrasts,
                   "F tests (design.fts: a row per F test, 1 for each t contrast it joins): PREFIX_fstatK, voxel-wise "
                   "inference (-x); cluster inference (-c/-C) is for t contrasts")
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_option("-e,--exchangeability", args->groups,
                   "Exchangeability blocks (design.grp): subjects are permuted only within their block")
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_option("-m,--mask", args->mask, "Mask on the input's grid (default: voxels not zero in every subject)")
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_flag("-1,--one-sample", args->one_sample, "One-sample group-mean test by sign flipping (no -d/-t)");
   cmd->add_option("-n,--permutations", args->permutations,
                   "Rearrangements, the unpermuted one included; all distinct ones when there are no more")

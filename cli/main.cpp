@@ -28,10 +28,12 @@ int run(int argc, char** argv) {
   app.add_option("--device", globals.device,
                  "OpenCL device: gpu, cpu, or PLATFORM:DEVICE indices (default: $RTFMRI_DEVICE, else GPU, else CPU)")
       ->envname("RTFMRI_DEVICE");
-  app.add_option("--devices", globals.devices,
-                 "Several OpenCL devices for the offline commands (randomise, connectome, bedpost, glm --bayes): all, "
-                 "gpu (every GPU), cpu, or a comma list of PLATFORM:DEVICE; an entry ending in /N is split into N "
-                 "sub-devices (CPU devices). Under mpirun/srun each rank uses its own devices (docs/scale.md)")
+  app.add_option(
+         "--devices", globals.devices,
+         "Several OpenCL devices for the offline commands (randomise, connectome, bedpost, glm --bayes, batch): "
+         "all, gpu (every GPU), cpu, local-gpu (under mpirun/srun: one GPU per rank, by the rank's index on "
+         "its host), or a comma list of those and PLATFORM:DEVICE; an entry ending in /N is split into N "
+         "sub-devices (CPU devices). Under mpirun/srun each rank uses its own host's devices (docs/scale.md)")
       ->envname("RTFMRI_DEVICES");
   app.add_flag("-v,--verbose", globals.verbose, "Verbose logging");
   const rtf::Ranks& ranks = rtf::Ranks::world();

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "core/device/cl_error.hpp"
@@ -55,6 +57,14 @@ std::vector<DeviceInfo> split(const DeviceInfo& parent, int parts) {
   return result;
 }
 
+// This process's index among the ranks on its host, as the launcher says (OpenMPI, Slurm, MPICH/Hydra); 0 alone.
+int local_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"}) {
+    if (const char* value = std::getenv(name)) return std::max(0, std::atoi(value));
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::vector<DeviceInfo> resolve_devices(const std::string& spec) {
@@ -88,6 +98,9 @@ std::vector<DeviceInfo> resolve_devices(const std::string& spec) {
       of_type(CL_DEVICE_TYPE_GPU);
     } else if (entry == "cpu") {
       of_type(CL_DEVICE_TYPE_CPU);
+    } else if (entry == "local-gpu") {  // one rank per GPU: the host's GPU number (local rank mod GPUs)
+      of_type(CL_DEVICE_TYPE_GPU);
+      if (!matched.empty()) matched = {matched[static_cast<size_t>(local_rank()) % matched.size()]};
     } else {
       matched.push_back(select_device(entry));  // "P:D": throws naming the devices there are
     }

@@ -1,6 +1,8 @@
 // Several OpenCL devices for one command (the global option --devices): "all" (every device of every platform),
-// "gpu", "cpu", or a comma list of entries "P:D", "gpu", "cpu"; any entry may end in "/N" to split that device into
-// N equal sub-devices (clCreateSubDevices, CL_DEVICE_PARTITION_EQUALLY: PoCL's CPU device splits by cores).
+// "gpu", "cpu", "local-gpu" (one rank per GPU: the GPU whose number is this rank's index among the ranks of its host,
+// modulo the GPUs, from OMPI_COMM_WORLD_LOCAL_RANK / SLURM_LOCALID), or a comma list of such entries and "P:D"; any
+// entry may end in "/N" to split that device into N sub-devices with compute units as equal as possible
+// (clCreateSubDevices by counts: CPU devices such as PoCL's).
 // docs/scale.md.
 #pragma once
 

@@ -206,12 +206,13 @@ std::optional<Ranks::Message> Ranks::poll(int tag) const {
 
 std::string Ranks::local_input(const std::string& path) const {
   if (!mpi_ || size_ == 1) return path;
-  // Rank 0 packs the file (or a folder's files), every other rank writes the copy and reads that.
-  ChunkBytes packed;
+  // Rank 0 lists the file (or a folder's files) with sizes and modification times; a rank that sees the same at the
+  // same path (one host, or a shared file system) reads it there; otherwise rank 0 sends the contents and the rank
+  // reads its copy.
+  const bool folder = root() && fs::is_directory(path);
+  std::vector<fs::path> files;
+  ChunkBytes manifest;
   if (root()) {
-    ChunkWriter w;
-    std::vector<fs::path> files;
-    const bool folder = fs::is_directory(path);
     if (folder) {
       for (const auto& e : fs::directory_iterator(path)) {
         if (e.is_regular_file()) files.push_back(e.path());
@@ -220,43 +221,61 @@ std::string Ranks::local_input(const std::string& path) const {
     } else {
       files.emplace_back(path);
     }
+    ChunkWriter w;
     w.value<uint8_t>(folder ? 1 : 0).value<uint64_t>(files.size());
     for (const fs::path& f : files) {
       const std::string name = f.filename().string();
-      w.values(std::vector<char>(name.begin(), name.end())).values(read_whole_file(f));
+      w.values(std::vector<char>(name.begin(), name.end()))
+          .value<uint64_t>(fs::file_size(f))
+          .value<int64_t>(fs::last_write_time(f).time_since_epoch().count());
     }
+    manifest = w.take();
+  }
+  broadcast(manifest);
+  ChunkReader m(manifest);
+  const bool is_folder = m.value<uint8_t>() != 0;
+  const auto count = m.value<uint64_t>();
+  bool same = true;
+  std::vector<std::string> names;
+  for (uint64_t k = 0; k < count; ++k) {
+    const auto chars = m.values<char>();
+    names.emplace_back(chars.begin(), chars.end());
+    const auto size = m.value<uint64_t>();
+    const auto time = m.value<int64_t>();
+    const fs::path here = is_folder ? fs::path(path) / names.back() : fs::path(path);
+    std::error_code e1, e2;
+    const auto local_size = fs::file_size(here, e1);
+    const auto local_time = fs::last_write_time(here, e2);
+    same = same && !e1 && !e2 && local_size == size && local_time.time_since_epoch().count() == time;
+  }
+  if (!any(!same)) return path;
+  ChunkBytes packed;
+  if (root()) {
+    ChunkWriter w;
+    for (const fs::path& f : files) w.values(read_whole_file(f));
     packed = w.take();
   }
   broadcast(packed);
-  if (root()) return path;
+  if (root() || same) return path;
   if (g_input_dir.empty()) {
     g_input_dir = fs::temp_directory_path() / fmt::format("rtfmri-inputs-{}-rank{}", ::getpid(), rank_);
     fs::create_directories(g_input_dir);
   }
-  const fs::path dir = g_input_dir / std::to_string(g_inputs++);
-  fs::create_directories(dir);
-  ChunkReader r(packed);
-  const bool folder = r.value<uint8_t>() != 0;
-  const auto count = r.value<uint64_t>();
-  fs::path first;
-  for (uint64_t k = 0; k < count; ++k) {
-    const auto name = r.values<char>();
-    const fs::path file = dir / std::string(name.begin(), name.end());
-    write_whole_file(file, r.values<uint8_t>());
-    if (k == 0) first = file;
-  }
-  if (folder) {
+  fs::path dir = g_input_dir / std::to_string(g_inputs++);
+  if (is_folder) {  // the folder's name is kept (commands derive output names from it; only rank 0 writes them)
     fs::path name = fs::path(path).lexically_normal();
     if (name.filename().empty()) name = name.parent_path();
-    std::string copy = (dir / name.filename()).string();
-    // The folder's name is kept (commands derive output names from it; only rank 0 writes them).
-    fs::create_directories(copy);
-    for (const auto& e : fs::directory_iterator(dir)) {
-      if (e.is_regular_file()) fs::rename(e.path(), fs::path(copy) / e.path().filename());
-    }
-    return copy;
+    dir /= name.filename();
   }
-  return first.string();
+  fs::create_directories(dir);
+  ChunkReader r(packed);
+  fs::path first;
+  for (const std::string& name : names) {
+    const fs::path file = dir / name;
+    write_whole_file(file, r.values<uint8_t>());
+    if (first.empty()) first = file;
+  }
+  return is_folder ? dir.string() : first.string();
 }
 
 void Ranks::abort(const std::string& message) const {

@@ -43,8 +43,9 @@ class Ranks {
   void send(int to, int tag, std::span<const uint8_t> bytes) const;
   std::optional<Message> poll(int tag) const;
 
-  // Rank 0 reads the inputs: on rank 0 `path` itself; on the others a copy of rank 0's file sent over MPI, in a
-  // temporary folder of this process removed at exit (a folder: its files, not its subfolders). Every rank calls it
+  // Rank 0's input file (or folder: its files, not its subfolders) as a path this rank can read: `path` itself where
+  // this rank sees the same files there (same sizes and modification times: one host, or a shared file system),
+  // else a copy sent by rank 0 over MPI into a temporary folder of this process, removed at exit. Every rank calls it
   // for the same paths in the same order. Without MPI: `path`.
   std::string local_input(const std::string& path) const;
 

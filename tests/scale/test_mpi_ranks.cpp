@@ -1,7 +1,8 @@
 // ctest-label: unit
 // Ranks and Workers across MPI ranks. Run alone it checks the one-process job; ctest also runs it under
 // `mpirun --oversubscribe -np 3` (scale.mpi_ranks_3), where it checks the collectives (sum, any, broadcast), rank 0's
-// inputs copied to the other ranks (a file and a folder, byte for byte), and a job whose chunks are dealt to every rank
+// inputs copied to the ranks that do not see them (a file and a folder, byte for byte) and read in place by those that
+// do, and a job whose chunks are dealt to every rank
 // returning every result in chunk order on rank 0 only, each chunk computed once over the job.
 #include <gtest/gtest.h>
 
@@ -50,25 +51,35 @@ TEST(MpiRanks, Collectives) {
 
 TEST(MpiRanks, InputsComeFromRankZero) {
   const Ranks& r = Ranks::world();
-  test::TempDir dir("rtf-mpi-input");
-  // Rank 0's files, under its own temporary folder; the other ranks never see that folder's contents otherwise.
   std::string content;
   for (int k = 0; k < 5000; ++k) content += static_cast<char>((k * 37 + 11) % 256);
-  const std::string folder = from_root((dir / "bedpost_dir").string());
+  // Each rank works in its own folder, so a relative path names rank 0's file on rank 0 only: the others get copies.
+  test::TempDir own("rtf-mpi-input");
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(own.path());
   if (r.root()) {
-    std::filesystem::create_directories(folder);
-    std::ofstream(folder + "/data.bin", std::ios::binary) << content;
-    std::ofstream(folder + "/bvals") << "0 1000 1000\n";
+    std::filesystem::create_directories("bedpost_dir");
+    std::ofstream("bedpost_dir/data.bin", std::ios::binary) << content;
+    std::ofstream("bedpost_dir/bvals") << "0 1000 1000\n";
   }
-  const std::string file = r.local_input(folder + "/data.bin");
+  const std::string file = r.local_input("bedpost_dir/data.bin");
   EXPECT_EQ(read_all(file), content);
   if (!r.root()) {
-    EXPECT_NE(file, folder + "/data.bin");
+    EXPECT_NE(file, "bedpost_dir/data.bin");
   }
-  const std::string copy = r.local_input(folder);
-  EXPECT_EQ(std::filesystem::path(copy).filename(), "bedpost_dir");
+  const std::string copy = r.local_input("bedpost_dir/");
+  if (r.root()) {
+    EXPECT_EQ(copy, "bedpost_dir/");
+  } else {
+    EXPECT_EQ(std::filesystem::path(copy).filename(), "bedpost_dir");  // the name kept: outputs are named from it
+  }
   EXPECT_EQ(read_all(copy + "/data.bin"), content);
   EXPECT_EQ(read_all(copy + "/bvals"), "0 1000 1000\n");
+  // Rank 0's file by its absolute path: every rank of this host sees it, and reads it there.
+  const std::string absolute = from_root(std::filesystem::absolute("bedpost_dir/data.bin").string());
+  EXPECT_EQ(r.local_input(absolute), absolute);
+  r.barrier();  // rank 0's folder stays until every rank has looked
+  std::filesystem::current_path(cwd);
 }
 
 TEST(MpiRanks, ChunksOfOneJobOverEveryRank) {
