@@ -205,11 +205,11 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       "written: a stopped run started again with the same inputs and options reuses them.");
   cmd->add_option("BOLD", args->bold, "Preprocessed 4D NIfTI (e.g. our smooth/detrend/mc outputs)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_option("--mask", args->mask,
                   "Nodes: the non-zero voxels of this mask (default: the brain mask of the mean "
                   "volume)")
-      ->check(CLI::ExistingFile);
+      ->check(rtf::cli::existing_file_on_rank_zero());
   cmd->add_option("--method", args->method,
                   "pearson, spearman (average ranks for ties) or kendall (tau-b: ties in either series, as "
                   "scipy.stats.kendalltau)")

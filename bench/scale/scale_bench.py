@@ -12,8 +12,10 @@ with the first configuration's (bit for bit; JSON reports without their timing a
       a 4D series of N voxels (the first N of a cube in a grid) and L volumes (random normal) with its mask
   scale_bench.py run --case randomise|bedpost|connectome --data DIR --work DIR --configs C1,C2,... [--runs R]
                      [--rtfmri CMD] [--mpirun CMD] [--args '...'] --out FILE.json
-      a configuration is 'devices=SPEC' (one process) or 'mpi=K' (K ranks, --devices local-gpu) or 'mpi=K:SPEC';
-      each configuration runs --warmup times untimed (kernel caches) and then --runs times;
+      a configuration is 'gpus=K' (the first K GPUs in one process), 'devices=SPEC' (one process), 'mpi=K' (K ranks,
+      --devices local-gpu: one GPU each) or 'mpi=K:SPEC';
+      the first configuration (--warmup-each: every one) runs --warmup times untimed (kernel caches), then each
+      --runs times;
       the JSON has per configuration the median wall time, the command's own compute time, speed-up and efficiency
       against the first configuration (which must use one device), and whether the outputs were equal.
 numpy only (no nibabel): tests/cli/nifti_min.py writes the NIfTI files.
@@ -202,12 +204,30 @@ def device_count(rtfmri, spec):
     return None
 
 
+def gpu_specs(rtfmri):
+    """The P:D spec of every GPU that `rtfmri devices` lists, in order."""
+    p = subprocess.run(rtfmri.split() + ["devices"], stdout=subprocess.PIPE, text=True)
+    specs, current = [], None
+    for line in p.stdout.splitlines():
+        head = line[2:].split()
+        if line[:1] in (" ", "*") and head and ":" in head[0] and head[0].replace(":", "").isdigit():
+            current = head[0]
+        elif "type: GPU" in line and current:
+            specs.append(current)
+    return specs
+
+
 def run(a):
     results = []
+    gpus = gpu_specs(a.rtfmri)
     base_out = None
     for config in a.configs.split(","):
         kind, _, value = config.partition("=")
         prefix = []
+        if kind == "gpus":  # the first K GPUs in one process
+            if len(gpus) < int(value):
+                sys.exit(f"{config}: only {len(gpus)} GPU(s) here")
+            kind, value = "devices", ",".join(gpus[: int(value)])
         if kind == "devices":
             devices = value
             prefix = a.rtfmri.split() + ["--devices", value]
@@ -222,7 +242,8 @@ def run(a):
             sys.exit(f"bad configuration {config}")
         walls, computes = [], []
         out = os.path.join(a.work, config.replace("=", "-").replace(":", "-").replace(",", "+").replace("/", "_"))
-        for r in range(-a.warmup, a.runs):
+        warmups = a.warmup if (a.warmup_each or not results) else 0
+        for r in range(-warmups, a.runs):
             shutil.rmtree(out, ignore_errors=True)
             os.makedirs(out)
             cmd = prefix + COMMANDS[a.case](a.data, out, a.args)
@@ -293,7 +314,8 @@ def main():
     r.add_argument("--work", required=True)
     r.add_argument("--configs", required=True)
     r.add_argument("--runs", type=int, default=3)
-    r.add_argument("--warmup", type=int, default=1, help="untimed runs before each configuration's timed ones")
+    r.add_argument("--warmup", type=int, default=1, help="untimed runs before the first configuration's timed ones")
+    r.add_argument("--warmup-each", action="store_true", help="--warmup before every configuration")
     r.add_argument("--rtfmri", default="rtfmri")
     r.add_argument("--mpirun", default="mpirun --oversubscribe")
     r.add_argument("--args", default="")

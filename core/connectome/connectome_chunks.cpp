@@ -68,11 +68,13 @@ int64_t connectome_chunk_count(int64_t nodes) {
 }
 
 void correlation_rows(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold, TileRows rows,
-                      const EdgeSink& sink) {
+                      const EdgeSink& sink, ResidentCorrelation* resident) {
   if (series.normalised) {
-    thresholded_correlations(device, series, threshold, sink, {}, 0, 0, rows);
+    thresholded_correlations(device, series, threshold, sink, {}, 0, 0, rows,
+                             resident != nullptr ? &resident->normalised : nullptr);
   } else {
-    kendall_correlations(device, series, threshold, sink, {}, int64_t{2} << 30, rows);
+    kendall_correlations(device, series, threshold, sink, {}, int64_t{2} << 30, rows,
+                         resident != nullptr ? &resident->raw : nullptr);
   }
 }
 
@@ -153,14 +155,22 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
   job.key =
       hash_hex({"connectome chunks", options.key, bytes_of_value(t.value), bytes_of_value(absolute), bytes_of(bounds)});
   job.chunk_dir = options.chunk_dir;
-  job.compute = [&series, &bounds, t](Device& device, int /*slot*/, int64_t chunk) {
+  // Each slot's series, kept from its first chunk to the end of the pass (a slot runs on one thread at a time).
+  std::vector<ResidentCorrelation> resident(static_cast<size_t>(workers.device_count()));
+  job.compute = [&series, &bounds, &resident, t](Device& device, int slot, int64_t chunk) {
     std::vector<Edge> edges;
-    correlation_rows(device, series, t,
-                     {.first = bounds[static_cast<size_t>(chunk)], .end = bounds[static_cast<size_t>(chunk) + 1]},
-                     [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); });
+    correlation_rows(
+        device, series, t, {.first = bounds[static_cast<size_t>(chunk)], .end = bounds[static_cast<size_t>(chunk) + 1]},
+        [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); },
+        &resident.at(static_cast<size_t>(slot)));
     return edges_to_bytes(std::move(edges));
   };
   std::vector<ChunkBytes> results = workers.run(job, options.progress, options.stats);
+  if (options.series_uploads != nullptr) {
+    *options.series_uploads = 0;
+    for (const ResidentCorrelation& held : resident) *options.series_uploads += held.uploads();
+  }
+  resident.clear();  // the devices' memory back before the merge
   std::vector<Edge> edges;
   for (ChunkBytes& bytes : results) {  // empty on ranks other than 0
     edges.clear();

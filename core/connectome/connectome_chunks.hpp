@@ -1,8 +1,9 @@
 // A connectome's pairs cut into chunks of 128-node tile rows of the upper triangle, to spread over devices and MPI
 // ranks (core/scale/chunk_job.hpp, docs/scale.md): row bounds of balanced work (about the same number of tiles per
 // chunk, from the triangle's cumulative counts, fixed by N), a chunk's edges as bytes sorted by (i, j) (the same
-// payload wherever it ran), and a correlation pass run as a chunk job whose edges reach rank 0 in chunk order. Each
-// pair's r is computed the same way in any tile row, so the merged edges equal one device's bit for bit.
+// payload wherever it ran), and a correlation pass run as a chunk job whose edges reach rank 0 in chunk order (each
+// device keeping the series between its chunks of the pass). Each pair's r is computed the same way in any tile row,
+// so the merged edges equal one device's bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/connectome/kendall.hpp"
 #include "core/connectome/node_series.hpp"
 #include "core/connectome/thresholded_correlation.hpp"
 #include "core/scale/chunk_job.hpp"
@@ -31,10 +33,18 @@ std::vector<int64_t> balanced_tile_row_bounds(int64_t nodes, int64_t chunks);
 // so the chunk files of a stopped run serve a restart on other devices or ranks.
 int64_t connectome_chunk_count(int64_t nodes);
 
+// One device's series kept between the chunks of a pass, for whichever method runs (one per device slot).
+struct ResidentCorrelation {
+  ResidentSeries normalised;  // Pearson, Spearman
+  ResidentKendall raw;        // Kendall's tau-b
+  int64_t uploads() const { return normalised.uploads + raw.uploads; }
+};
+
 // The edges of `rows` on one device: thresholded_correlations for a normalised series (Pearson, Spearman),
-// kendall_correlations for a raw one (Kendall's tau-b).
+// kendall_correlations for a raw one (Kendall's tau-b). `resident`, given, keeps the series on the device for the
+// next call with the same series and device (ResidentSeries, ResidentKendall); without it each call uploads it.
 void correlation_rows(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold, TileRows rows,
-                      const EdgeSink& sink);
+                      const EdgeSink& sink, ResidentCorrelation* resident = nullptr);
 
 // A chunk's edges sorted by (i, j) as bytes; and back, appended to `out` (std::runtime_error for a damaged payload).
 ChunkBytes edges_to_bytes(std::vector<Edge> edges);
@@ -52,12 +62,16 @@ struct SpreadPassOptions {
   std::filesystem::path chunk_dir;  // chunk files for a restart (empty: none)
   ChunkProgress progress;           // chunks done, on rank 0
   ChunkJobStats* stats = nullptr;   // this rank's counts and times of the pass
+  // Given, set to this rank's uploads of the series in the pass: one per device that computed a chunk (the series
+  // stays on a device for its later chunks), or none where it exceeds one block on the device (uploaded in blocks).
+  int64_t* series_uploads = nullptr;
 };
 
 // One pass over every pair of `series` (the same on every rank) spread over the workers' devices and ranks in the
 // chunks of connectome_chunk_count. The threshold is rank 0's (sent to every rank); the chunk key is options.key with
 // the threshold and the chunking. `sink` is called on rank 0 only, once per chunk in chunk order, with the chunk's
-// edges sorted by (i, j). A failure on any rank or device ends the job (Workers::run).
+// edges sorted by (i, j). Each device keeps the series from its first chunk of the pass to the pass's end
+// (ResidentCorrelation). A failure on any rank or device ends the job (Workers::run).
 void spread_correlations(Workers& workers, const NodeSeries& series, const CorrelationThreshold& threshold,
                          const EdgeSink& sink, const SpreadPassOptions& options);
 

@@ -1,4 +1,5 @@
-// Kendall's tau-b: tie counts on the host, time-pair chunks and node bands on the device.
+// Kendall's tau-b: tie counts on the host, time-pair chunks and node bands on the device; the series and what is
+// derived from it made once per call or once per ResidentKendall.
 #include "core/connectome/kendall.hpp"
 
 #include <fmt/format.h>
@@ -38,15 +39,79 @@ void mark_constant_series(NodeSeries& series) {
   std::transform(d.begin(), d.end(), series.valid.begin(), [](double x) { return x > 0 ? 1 : 0; });
 }
 
+// The series and everything derived from it that no row range changes: what ResidentKendall holds.
+struct KendallOnDevice {
+  KendallOnDevice(Device& device, const NodeSeries& series);
+  DeviceBuffer<float> z;
+  // Ties: the denominators; tiles with a series of many ties take the two-popcount path, listed ties of the others
+  // are corrected (kernels/kendall.cl).
+  DeviceBuffer<uint8_t> dense;
+  DeviceBuffer<int32_t> sparse, tie_off;
+  DeviceBuffer<uint16_t> tie_s, tie_t;
+  int sparse_count = 0;
+  DeviceBuffer<float> dinv;
+  // The time pairs s < t in order, sent to the device in chunks of kChunkWords x 32, and a chunk's two sign planes.
+  std::vector<uint16_t> all_s, all_t;
+  DeviceBuffer<uint16_t> pair_s, pair_t;
+  DeviceBuffer<uint32_t> up, nz;
+};
+
+KendallOnDevice::KendallOnDevice(Device& device, const NodeSeries& series) {
+  const cl_command_queue q = device.queue();
+  const auto n = static_cast<int64_t>(series.nodes());
+  const int64_t l = series.length;
+  z = DeviceBuffer<float>(device, series.z.size(), CL_MEM_READ_ONLY);
+  z.write(q, series.z);
+  const KendallTies ties = kendall_ties(series, kTile, kSparseTies);
+  const double n0 = static_cast<double>(l) * static_cast<double>(l - 1) / 2;
+  std::vector<float> dinv_host(ties.tied.size());
+  for (size_t k = 0; k < dinv_host.size(); ++k) {
+    dinv_host[k] = n0 - ties.tied[k] > 0 ? static_cast<float>(1.0 / std::sqrt(n0 - ties.tied[k])) : 0.0f;
+  }
+  const auto upload = [&](const auto& host) {
+    using T = typename std::decay_t<decltype(host)>::value_type;
+    DeviceBuffer<T> buffer(device, std::max<size_t>(host.size(), 1), CL_MEM_READ_ONLY);
+    if (!host.empty()) buffer.write(q, host);
+    return buffer;
+  };
+  dense = upload(ties.dense_tile);
+  sparse = upload(ties.sparse_nodes);
+  tie_off = upload(ties.offsets);
+  tie_s = upload(ties.s);
+  tie_t = upload(ties.t);
+  sparse_count = static_cast<int>(ties.sparse_nodes.size());
+  dinv = upload(dinv_host);
+  for (int64_t s = 0; s < l; ++s) {
+    for (int64_t t = s + 1; t < l; ++t) {
+      all_s.push_back(static_cast<uint16_t>(s));
+      all_t.push_back(static_cast<uint16_t>(t));
+    }
+  }
+  const int64_t chunk_pairs = int64_t{kChunkWords} * 32;
+  pair_s = DeviceBuffer<uint16_t>(device, static_cast<size_t>(chunk_pairs), CL_MEM_READ_ONLY);
+  pair_t = DeviceBuffer<uint16_t>(device, static_cast<size_t>(chunk_pairs), CL_MEM_READ_ONLY);
+  up = DeviceBuffer<uint32_t>(device, static_cast<size_t>(n) * kChunkWords);
+  nz = DeviceBuffer<uint32_t>(device, static_cast<size_t>(n) * kChunkWords);
+}
+
+ResidentKendall::ResidentKendall() = default;
+ResidentKendall::ResidentKendall(ResidentKendall&&) noexcept = default;
+ResidentKendall& ResidentKendall::operator=(ResidentKendall&&) noexcept = default;
+ResidentKendall::~ResidentKendall() = default;
+
 void kendall_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
-                          const EdgeSink& sink, const TileRowProgress& progress, int64_t band_bytes, TileRows range) {
+                          const EdgeSink& sink, const TileRowProgress& progress, int64_t band_bytes, TileRows range,
+                          ResidentKendall* resident) {
   if (series.normalised) throw std::invalid_argument("Kendall's tau needs the raw series, not normalised ones");
   if (!std::isfinite(threshold.value)) throw std::invalid_argument("correlation threshold must be finite");
   if (series.length > std::numeric_limits<uint16_t>::max()) {
     throw std::invalid_argument(fmt::format("Kendall's tau: {} volumes, at most 65,535", series.length));
   }
+  if (resident != nullptr && resident->series != nullptr &&
+      (resident->series != &series || resident->device != &device)) {
+    throw std::invalid_argument("kendall_correlations: the resident series holds another series or device");
+  }
   const auto n = static_cast<int64_t>(series.nodes());
-  const int64_t l = series.length;
   range = resolve_tile_rows(range, n);
   // The range's rows of nodes [node_first, node_end), on 64-node tile boundaries.
   const int64_t node_first = range.first * kTileRowNodes, node_end = std::min(n, range.end * kTileRowNodes);
@@ -59,50 +124,27 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
   ClKernel correct = device.kernel("kendall.cl", "kendall_correct", defines);
   // The series and a chunk's two sign planes stay on the device whole (not tiled like the correlation's series): refuse
   // what cannot fit, with the figure, before allocating.
-  const double resident = 4.0 * static_cast<double>(n) * static_cast<double>(series.padded + 2 * kChunkWords);
-  if (resident > 0.8 * static_cast<double>(device.info().global_mem_bytes)) {
+  const double resident_bytes = 4.0 * static_cast<double>(n) * static_cast<double>(series.padded + 2 * kChunkWords);
+  if (resident_bytes > 0.8 * static_cast<double>(device.info().global_mem_bytes)) {
     throw std::invalid_argument(fmt::format(
         "Kendall's tau: {} nodes x {} volumes need {:.1f} GiB on the device for the series and sign planes, more than "
         "80% of its {:.1f} GiB: use a smaller mask",
-        n, l, resident / (1 << 30), static_cast<double>(device.info().global_mem_bytes) / (1 << 30)));
+        n, series.length, resident_bytes / (1 << 30), static_cast<double>(device.info().global_mem_bytes) / (1 << 30)));
   }
-  DeviceBuffer<float> z(device, series.z.size(), CL_MEM_READ_ONLY);
-  z.write(q, series.z);
-  // Ties: the denominators; tiles with a series of many ties take the two-popcount path, listed ties of the others
-  // are corrected (kernels/kendall.cl).
-  const KendallTies ties = kendall_ties(series, kTile, kSparseTies);
-  const double n0 = static_cast<double>(l) * static_cast<double>(l - 1) / 2;
-  std::vector<float> dinv(ties.tied.size());
-  for (size_t k = 0; k < dinv.size(); ++k) {
-    dinv[k] = n0 - ties.tied[k] > 0 ? static_cast<float>(1.0 / std::sqrt(n0 - ties.tied[k])) : 0.0f;
+  // This call's, or the one `resident` holds (made by its first call).
+  std::unique_ptr<KendallOnDevice> here;
+  if (resident == nullptr) {
+    here = std::make_unique<KendallOnDevice>(device, series);
+  } else if (resident->held == nullptr) {
+    resident->held = std::make_unique<KendallOnDevice>(device, series);
+    resident->series = &series;
+    resident->device = &device;
+    ++resident->uploads;
   }
+  KendallOnDevice& d = resident != nullptr ? *resident->held : *here;
   const int64_t tiles = (n + kTile - 1) / kTile;
-  const auto upload = [&](const auto& host) {
-    using T = typename std::decay_t<decltype(host)>::value_type;
-    DeviceBuffer<T> buffer(device, std::max<size_t>(host.size(), 1), CL_MEM_READ_ONLY);
-    if (!host.empty()) buffer.write(q, host);
-    return buffer;
-  };
-  DeviceBuffer<uint8_t> dense = upload(ties.dense_tile);
-  DeviceBuffer<int32_t> sparse = upload(ties.sparse_nodes), tie_off = upload(ties.offsets);
-  DeviceBuffer<uint16_t> tie_s = upload(ties.s), tie_t = upload(ties.t);
-  const auto sparse_count = static_cast<int>(ties.sparse_nodes.size());
-  DeviceBuffer<float> dinv_buffer(device, dinv.size(), CL_MEM_READ_ONLY);
-  dinv_buffer.write(q, dinv);
-  // The time pairs s < t in order, in chunks of kChunkWords x 32.
-  std::vector<uint16_t> all_s, all_t;
-  for (int64_t s = 0; s < l; ++s) {
-    for (int64_t t = s + 1; t < l; ++t) {
-      all_s.push_back(static_cast<uint16_t>(s));
-      all_t.push_back(static_cast<uint16_t>(t));
-    }
-  }
-  const auto pairs_total = static_cast<int64_t>(all_s.size());
+  const auto pairs_total = static_cast<int64_t>(d.all_s.size());
   const int64_t chunk_pairs = int64_t{kChunkWords} * 32;
-  DeviceBuffer<uint16_t> pair_s(device, static_cast<size_t>(chunk_pairs), CL_MEM_READ_ONLY),
-      pair_t(device, static_cast<size_t>(chunk_pairs), CL_MEM_READ_ONLY);
-  DeviceBuffer<uint32_t> up(device, static_cast<size_t>(n) * kChunkWords),
-      nz(device, static_cast<size_t>(n) * kChunkWords);
   // Bands of rows (a multiple of the tile) whose sums fit band_bytes.
   int64_t band = std::max<int64_t>(kTile, band_bytes / (4 * n) / kTile * kTile);
   band = std::min(band, (node_end - node_first + kTile - 1) / kTile * kTile);
@@ -114,29 +156,30 @@ void kendall_correlations(Device& device, const NodeSeries& series, const Correl
     s_band.fill(q, 0);
     for (int64_t p0 = 0; p0 < pairs_total; p0 += chunk_pairs) {
       const int64_t pairs = std::min(chunk_pairs, pairs_total - p0);
-      pair_s.write(q, std::span<const uint16_t>(all_s.data() + p0, static_cast<size_t>(pairs)));
-      pair_t.write(q, std::span<const uint16_t>(all_t.data() + p0, static_cast<size_t>(pairs)));
+      d.pair_s.write(q, std::span<const uint16_t>(d.all_s.data() + p0, static_cast<size_t>(pairs)));
+      d.pair_t.write(q, std::span<const uint16_t>(d.all_t.data() + p0, static_cast<size_t>(pairs)));
       const int words = static_cast<int>((pairs + 31) / 32);
       // Signs of the nodes from the band's first row on (columns j >= i >= b0).
-      set_args(signs, z, lp, pair_s, pair_t, static_cast<int>(pairs), words, static_cast<int>(b0), ni, up, nz);
+      set_args(signs, d.z, lp, d.pair_s, d.pair_t, static_cast<int>(pairs), words, static_cast<int>(b0), ni, d.up,
+               d.nz);
       launch<2>(q, signs, {static_cast<size_t>(words), static_cast<size_t>(n - b0)}, {64, 1}, {}, EventMode::kNone);
       const int64_t first_tile = b0 / kTile, row_tiles = (rows + kTile - 1) / kTile;
-      set_args(accumulate, up, nz, dense, static_cast<int>(pairs), words, ni, static_cast<int>(b0),
+      set_args(accumulate, d.up, d.nz, d.dense, static_cast<int>(pairs), words, ni, static_cast<int>(b0),
                static_cast<int>(rows), static_cast<int>(first_tile), s_band);
       launch<2>(q, accumulate, {static_cast<size_t>(tiles - first_tile) * 16, static_cast<size_t>(row_tiles) * 16},
                 {16, 16}, {}, EventMode::kNone);
     }
-    if (sparse_count > 0) {
-      set_args(correct, z, lp, sparse, sparse_count, tie_off, tie_s, tie_t, dense, ni, static_cast<int>(b0),
-               static_cast<int>(rows), s_band);
-      launch<2>(q, correct, {static_cast<size_t>(n), static_cast<size_t>(sparse_count)}, {64, 1}, {}, EventMode::kNone);
+    if (d.sparse_count > 0) {
+      set_args(correct, d.z, lp, d.sparse, d.sparse_count, d.tie_off, d.tie_s, d.tie_t, d.dense, ni,
+               static_cast<int>(b0), static_cast<int>(rows), s_band);
+      launch<2>(q, correct, {static_cast<size_t>(n), static_cast<size_t>(d.sparse_count)}, {64, 1}, {},
+                EventMode::kNone);
     }
     // The band's tau, thresholded, rows at a time; a launch that overflows the list is split (a row holds < n edges).
     std::function<void(int64_t, int64_t)> finish = [&](int64_t row0, int64_t count_rows) {
       list.reset(q);
-      set_args(finalize, s_band, dinv_buffer, ni, static_cast<int>(b0), static_cast<int>(row0),
-               static_cast<int>(count_rows), static_cast<float>(threshold.value), list.count(), list.capacity(),
-               list.edges());
+      set_args(finalize, s_band, d.dinv, ni, static_cast<int>(b0), static_cast<int>(row0), static_cast<int>(count_rows),
+               static_cast<float>(threshold.value), list.count(), list.capacity(), list.edges());
       launch<2>(q, finalize, {static_cast<size_t>(n), static_cast<size_t>(count_rows)}, {64, 1}, {}, EventMode::kNone);
       if (list.drain(q, sink) > list.capacity()) {
         finish(row0, count_rows / 2);

@@ -35,13 +35,17 @@ TileRows resolve_tile_rows(TileRows rows, int64_t nodes) {
 
 void thresholded_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
                               const EdgeSink& sink, const TileRowProgress& progress, int64_t max_edges,
-                              int64_t series_bytes, TileRows range) {
+                              int64_t series_bytes, TileRows range, ResidentSeries* resident) {
   if (!std::isfinite(threshold.value)) throw std::invalid_argument("correlation threshold must be finite");
   if (!series.normalised) throw std::invalid_argument("thresholded_correlations: the series are not normalised");
   const auto n = static_cast<int64_t>(series.nodes());
   if (n > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("more than 2^31 nodes");
   const int64_t tiles = (n + kTile - 1) / kTile;
   range = resolve_tile_rows(range, n);
+  if (resident != nullptr && resident->series != nullptr &&
+      (resident->series != &series || resident->device != &device)) {
+    throw std::invalid_argument("thresholded_correlations: the resident series holds another series or device");
+  }
   if (range.first == range.end) return;
   const int64_t lp64 = series.padded;
   // Blocks of `block` nodes (a multiple of kTile): all N in one when they fit the budget and one allocation, else
@@ -65,10 +69,28 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
   const cl_command_queue q = device.queue();
   ClKernel kernel = device.kernel("correlation_tile.cl", "correlation_tile",
                                   {fmt::format("ABSOLUTE={}", threshold.absolute ? 1 : 0)});
-  DeviceBuffer<float> zr(device, static_cast<size_t>(block * lp64), CL_MEM_READ_ONLY), zc;
-  if (blocks > 1) zc = DeviceBuffer<float>(device, static_cast<size_t>(block * lp64), CL_MEM_READ_ONLY);
-  DeviceBuffer<uint8_t> valid(device, series.valid.size(), CL_MEM_READ_ONLY);
-  valid.write(q, series.valid);
+  // One block with `resident`: the series held there (uploaded by its first call). Otherwise this call's buffers, the
+  // rows' block uploaded for each block row below.
+  const bool held = blocks == 1 && resident != nullptr;
+  if (held && resident->series == nullptr) {
+    resident->z = DeviceBuffer<float>(device, series.z.size(), CL_MEM_READ_ONLY);
+    resident->z.write(q, series.z);
+    resident->valid = DeviceBuffer<uint8_t>(device, series.valid.size(), CL_MEM_READ_ONLY);
+    resident->valid.write(q, series.valid);
+    resident->series = &series;
+    resident->device = &device;
+    ++resident->uploads;
+  }
+  DeviceBuffer<float> zr_here, zc;
+  DeviceBuffer<uint8_t> valid_here;
+  if (!held) {
+    zr_here = DeviceBuffer<float>(device, static_cast<size_t>(block * lp64), CL_MEM_READ_ONLY);
+    if (blocks > 1) zc = DeviceBuffer<float>(device, static_cast<size_t>(block * lp64), CL_MEM_READ_ONLY);
+    valid_here = DeviceBuffer<uint8_t>(device, series.valid.size(), CL_MEM_READ_ONLY);
+    valid_here.write(q, series.valid);
+  }
+  DeviceBuffer<float>& zr = held ? resident->z : zr_here;
+  const DeviceBuffer<uint8_t>& valid = held ? resident->valid : valid_here;
   // Two edge lists: a band's edges are read (on the transfer queue) while the next band runs into the other list.
   std::array<DeviceEdgeList, 2> lists{DeviceEdgeList(device, capacity), DeviceEdgeList(device, capacity)};
   const auto threshold_f = static_cast<float>(threshold.value);
@@ -124,16 +146,16 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
     pending.reset();
   };
   int next = 0;
-  // Block pairs I <= J over the blocks holding rows of the range: block I's rows uploaded once per I, block J's as J
-  // advances (I == J: the same buffer). Within a pair, bands of tile rows of about kTilesPerLaunch tiles. Progress in
-  // tile rows of the range: block I's rows, shared out over its pairs, so it rises monotonically to the range's rows
-  // (with one block: the rows of each band as it completes).
+  // Block pairs I <= J over the blocks holding rows of the range: block I's rows uploaded once per I (held: already
+  // there), block J's as J advances (I == J: the same buffer). Within a pair, bands of tile rows of about
+  // kTilesPerLaunch tiles. Progress in tile rows of the range: block I's rows, shared out over its pairs, so it rises
+  // monotonically to the range's rows (with one block: the rows of each band as it completes).
   const int64_t range_rows = range.end - range.first;
   for (int64_t bi = range.first / block_tiles; bi * block_tiles < range.end; ++bi) {
     const int64_t ti_first = std::max(bi * block_tiles, range.first);
     const int64_t ti_end = std::min({tiles, (bi + 1) * block_tiles, range.end});
     const int64_t row_tiles = ti_end - ti_first, pairs = blocks - bi;
-    upload(zr, bi);
+    if (!held) upload(zr, bi);
     row_base = static_cast<int>(bi * block);
     for (int64_t bj = bi; bj < blocks; ++bj) {
       if (bj == bi) {

@@ -3,7 +3,7 @@
 // band of tile rows per launch, each tile thresholded on the device and its edges appended to a list that the host
 // reads after each launch. A launch whose edges overflow the list is split and repeated, so any threshold works with
 // a list of bounded size. Series larger than the device's memory for them are uploaded in blocks of nodes, block pair
-// by block pair.
+// by block pair; series that fit may stay on the device between calls (ResidentSeries: the chunks of one pass).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/connectome/node_series.hpp"
+#include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
 
 namespace rtf {
@@ -38,16 +39,31 @@ struct TileRows {
 };
 constexpr int64_t kTileRowNodes = 128;
 
+// The series kept on one device between calls of thresholded_correlations over them (the chunks of one pass that run
+// on that device, core/connectome/connectome_chunks.hpp): the first call that holds all N nodes in one block uploads
+// the series and validity here, later ones reuse them; calls over blocks (series beyond the budget) upload their
+// blocks as they go and leave it alone. One per device, used by one thread at a time, for one series that must not
+// change while held (a call with another series or device throws std::invalid_argument); freed with the object.
+struct ResidentSeries {
+  const Device* device = nullptr;  // what it holds, set by the upload
+  const NodeSeries* series = nullptr;
+  DeviceBuffer<float> z;
+  DeviceBuffer<uint8_t> valid;
+  int64_t uploads = 0;  // uploads of the series into it: 1 once held
+};
+
 // Streams the edges of the tile rows `rows` to `sink` (one call per launch, edges in no particular order within it;
 // progress in rows of the range). `max_edges`: the edge
 // list's capacity on the device (0: N x 128, one full row of tiles). `series_bytes`: the device memory the series may
 // take (0: series_memory_budget's automatic one); when N x padded floats exceed it, blocks of B nodes (B a multiple of
 // 128, two blocks within the budget) are uploaded pair by pair, with the same tiles and so the same r bit for bit.
-// Throws std::invalid_argument for a threshold that is not finite, more than 2^31 nodes, a budget smaller than two
-// blocks of 128 nodes, or rows outside 0 .. ceil(N / 128).
+// `resident`, given, keeps a one-block series on the device for the next call (see ResidentSeries); without it each
+// call uploads the series. Throws std::invalid_argument for a threshold that is not finite, more than 2^31 nodes, a
+// budget smaller than two blocks of 128 nodes, rows outside 0 .. ceil(N / 128), or a `resident` holding another
+// series or device.
 void thresholded_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
                               const EdgeSink& sink, const TileRowProgress& progress = {}, int64_t max_edges = 0,
-                              int64_t series_bytes = 0, TileRows rows = {});
+                              int64_t series_bytes = 0, TileRows rows = {}, ResidentSeries* resident = nullptr);
 
 // `rows` with end -1 resolved, checked against N nodes (std::invalid_argument naming the range otherwise).
 TileRows resolve_tile_rows(TileRows rows, int64_t nodes);

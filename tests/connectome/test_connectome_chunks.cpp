@@ -6,6 +6,10 @@
 // r), for Pearson (one block, and blocks of 128 nodes under a small memory budget) and Kendall's tau-b with ties (one
 // band, and several bands per range); a density through the chunks equals the whole's; spread_correlations over two
 // devices equals the whole, and a run again over its chunk folder restores every chunk. Edge payloads round-trip.
+// Resident series: one-tile-row chunks alternating over the two sub-devices, each with its own ResidentSeries /
+// ResidentKendall, upload the series once per device and still equal the whole (computed without one) bit for bit;
+// over blocks (small budget) nothing is held; a state holding another series or device is refused; a
+// spread_correlations pass (Pearson and Kendall) uploads once per device that ran a chunk, none when all restored.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -233,6 +237,119 @@ TEST(ConnectomeChunks, SpreadOverTwoDevicesEqualsTheWholeAndRestores) {
   spread_correlations(workers, series, {.value = 0.3, .absolute = true}, [](std::span<const Edge>) {},
                       {.key = series_key(series), .chunk_dir = dir.path() / "chunks", .progress = {}, .stats = &stats});
   EXPECT_EQ(stats.restored, 0);
+}
+
+// Chunks of one tile row alternating over the two sub-devices, each device with its own state (`run` given it), merged
+// in row order: the edges of the whole run without a state.
+template <typename State>
+std::vector<State> expect_resident_chunks_equal_whole(
+    const std::function<void(Device&, TileRows, const EdgeSink&, State*)>& run) {
+  auto& devices = two_devices();
+  std::vector<Edge> whole;
+  run(
+      *devices[0], {}, [&](std::span<const Edge> e) { whole.insert(whole.end(), e.begin(), e.end()); }, nullptr);
+  sort_edges(whole);
+  EXPECT_GT(whole.size(), 1000u);
+  std::vector<State> states(2);
+  std::vector<Edge> merged;
+  for (int64_t row = 0; row < tile_row_count(kNodes); ++row) {
+    std::vector<Edge> edges;
+    run(
+        *devices[static_cast<size_t>(row % 2)], {.first = row, .end = row + 1},
+        [&](std::span<const Edge> e) { edges.insert(edges.end(), e.begin(), e.end()); },
+        &states[static_cast<size_t>(row % 2)]);
+    append_edges(edges_to_bytes(std::move(edges)), merged);
+  }
+  EXPECT_TRUE(same_edges(merged, whole)) << merged.size() << " edges from the chunks, " << whole.size() << " whole";
+  return states;
+}
+
+TEST(ConnectomeChunks, ResidentSeriesIsUploadedOncePerDevice) {
+  std::mt19937 rng(test::test_seed());
+  NodeSeries series = random_series(rng, 37, false, false);
+  normalise_on_device(*two_devices()[0], series);
+  const CorrelationThreshold threshold{.value = 0.15, .absolute = true};
+  for (const int64_t series_bytes : {int64_t{0}, int64_t{2 * 128 * 48 * 4}}) {  // one block; blocks of 128 nodes
+    SCOPED_TRACE(::testing::Message() << "series bytes " << series_bytes);
+    const std::vector<ResidentSeries> states = expect_resident_chunks_equal_whole<ResidentSeries>(
+        [&](Device& d, TileRows rows, const EdgeSink& sink, ResidentSeries* held) {
+          thresholded_correlations(d, series, threshold, sink, {}, 0, series_bytes, rows, held);
+        });
+    for (const ResidentSeries& held : states) EXPECT_EQ(held.uploads, series_bytes == 0 ? 1 : 0);
+  }
+  // A state holding one series refuses another series, and another device.
+  ResidentSeries held;
+  const EdgeSink none = [](std::span<const Edge>) {};
+  thresholded_correlations(*two_devices()[0], series, threshold, none, {}, 0, 0, {.first = 0, .end = 1}, &held);
+  const NodeSeries copy = series;
+  EXPECT_THROW(thresholded_correlations(*two_devices()[0], copy, threshold, none, {}, 0, 0, {}, &held),
+               std::invalid_argument);
+  EXPECT_THROW(thresholded_correlations(*two_devices()[1], series, threshold, none, {}, 0, 0, {}, &held),
+               std::invalid_argument);
+  EXPECT_EQ(held.uploads, 1);
+}
+
+TEST(ConnectomeChunks, ResidentKendallIsUploadedOncePerDevice) {
+  std::mt19937 rng(test::test_seed());
+  const NodeSeries series = random_series(rng, 41, true, false);
+  const CorrelationThreshold threshold{.value = 0.12, .absolute = true};
+  for (const int64_t band_bytes : {int64_t{2} << 30, int64_t{4} * kNodes * 64}) {  // one band; 64-row bands
+    SCOPED_TRACE(::testing::Message() << "band bytes " << band_bytes);
+    const std::vector<ResidentKendall> states = expect_resident_chunks_equal_whole<ResidentKendall>(
+        [&](Device& d, TileRows rows, const EdgeSink& sink, ResidentKendall* held) {
+          kendall_correlations(d, series, threshold, sink, {}, band_bytes, rows, held);
+        });
+    for (const ResidentKendall& held : states) EXPECT_EQ(held.uploads, 1);
+  }
+  ResidentKendall held;
+  const EdgeSink none = [](std::span<const Edge>) {};
+  kendall_correlations(*two_devices()[0], series, threshold, none, {}, int64_t{2} << 30, {.first = 3, .end = 4}, &held);
+  const NodeSeries copy = series;
+  EXPECT_THROW(kendall_correlations(*two_devices()[0], copy, threshold, none, {}, int64_t{2} << 30, {}, &held),
+               std::invalid_argument);
+  EXPECT_THROW(kendall_correlations(*two_devices()[1], series, threshold, none, {}, int64_t{2} << 30, {}, &held),
+               std::invalid_argument);
+  EXPECT_EQ(held.uploads, 1);
+}
+
+TEST(ConnectomeChunks, SpreadPassUploadsTheSeriesOncePerDevice) {
+  std::mt19937 rng(test::test_seed());
+  NodeSeries pearson = random_series(rng, 35, false, false);
+  normalise_on_device(*two_devices()[0], pearson);
+  const NodeSeries kendall = random_series(rng, 35, true, false);
+  Workers workers(open_devices("cpu/2"), Ranks::world());
+  const test::TempDir dir("connectome-uploads");
+  for (const NodeSeries* series : std::vector<const NodeSeries*>{&pearson, &kendall}) {
+    SCOPED_TRACE(series->normalised ? "Pearson" : "Kendall");
+    const CorrelationThreshold threshold{.value = 0.2, .absolute = true};
+    std::vector<Edge> whole;
+    correlation_rows(*two_devices()[0], *series, threshold, {},
+                     [&](std::span<const Edge> e) { whole.insert(whole.end(), e.begin(), e.end()); });
+    sort_edges(whole);
+    const std::filesystem::path chunks = dir.path() / (series->normalised ? "pearson" : "kendall");
+    for (const bool restored : {false, true}) {
+      std::vector<Edge> spread;
+      ChunkJobStats stats;
+      int64_t uploads = -1;
+      spread_correlations(workers, *series, threshold,
+                          [&](std::span<const Edge> e) { spread.insert(spread.end(), e.begin(), e.end()); },
+                          {.key = series_key(*series),
+                           .chunk_dir = chunks,
+                           .progress = {},
+                           .stats = &stats,
+                           .series_uploads = &uploads});
+      EXPECT_TRUE(same_edges(spread, whole)) << spread.size() << " edges spread, " << whole.size() << " whole";
+      // 4 chunks computed (none when restored) by at most 2 devices: one upload per device that computed any.
+      int64_t computed = 0, devices_used = 0;
+      for (const int64_t c : stats.device_chunks) {
+        computed += c;
+        devices_used += c > 0 ? 1 : 0;
+      }
+      EXPECT_EQ(computed, restored ? 0 : 4);
+      EXPECT_EQ(uploads, devices_used);
+      EXPECT_LE(uploads, 2);
+    }
+  }
 }
 
 }  // namespace
