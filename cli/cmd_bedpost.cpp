@@ -203,6 +203,7 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
     int64_t reported = 0;
     const BallStickRun run =
         ball_stick_mcmc(device, input.scheme, y, init, o, static_cast<uint32_t>(begin), [&](int64_t done, int64_t) {
+          throw_if_chunk_cancelled();  // a backup copy on another device finished this block
           if (!fine_progress) return;
           std::lock_guard lock(progress_mutex);
           iterations_done += done - reported;

@@ -161,7 +161,10 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
     std::vector<Edge> edges;
     correlation_rows(
         device, series, t, {.first = bounds[static_cast<size_t>(chunk)], .end = bounds[static_cast<size_t>(chunk) + 1]},
-        [&](std::span<const Edge> found) { edges.insert(edges.end(), found.begin(), found.end()); },
+        [&](std::span<const Edge> found) {
+          throw_if_chunk_cancelled();  // a backup copy on another device finished these rows
+          edges.insert(edges.end(), found.begin(), found.end());
+        },
         &resident.at(static_cast<size_t>(slot)));
     return edges_to_bytes(std::move(edges));
   };

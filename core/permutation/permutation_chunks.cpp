@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/scale/chunk_job.hpp"
+
 namespace rtf {
 
 int64_t permutation_chunk_count(int rearrangements, int chunk_size) {
@@ -60,7 +62,9 @@ PermutationChunkResult run_permutation_chunk(VoxelPermutationBlocks& blocks, Clu
       }
     };
   }
-  VoxelPermutationBlock block = blocks.run(range.first, range.count, consume);
+  // Between launches: stop when a backup copy of this chunk on another device has finished it (core/scale).
+  VoxelPermutationBlock block =
+      blocks.run(range.first, range.count, consume, [](int, int) { throw_if_chunk_cancelled(); });
   result.first = block.first;
   result.exceed = std::move(block.exceed);
   result.max_null = std::move(block.max_null);

@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/scale/chunk_files.hpp"
+#include "core/scale/chunk_schedule.hpp"
 
 namespace rtf {
 
@@ -30,6 +32,9 @@ int64_t chunk_limit() {
   return value == nullptr ? 0 : std::atoll(value);
 }
 
+// The chunk this thread computes is done elsewhere when *t_cancelled is set (throw_if_chunk_cancelled).
+thread_local const std::atomic<bool>* t_cancelled = nullptr;
+
 // What the device threads hand to the main thread.
 struct Mailbox {
   std::mutex mutex;
@@ -41,6 +46,10 @@ struct Mailbox {
 };
 
 }  // namespace
+
+void throw_if_chunk_cancelled() {
+  if (t_cancelled != nullptr && t_cancelled->load()) throw ChunkCancelled{};
+}
 
 Workers::Workers(std::vector<std::unique_ptr<Device>> devices, const Ranks& ranks)
     : devices_(std::move(devices)), ranks_(ranks) {
@@ -100,30 +109,47 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
   std::vector<int64_t> device_chunks(slots, 0);
   std::vector<double> device_seconds(slots, 0.0);
   Mailbox box;
-  std::atomic<size_t> next{0};
+  ChunkSchedule schedule(mine.size(), slots);  // guarded by box.mutex
+  const auto since_start = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
   std::vector<std::thread> threads;
   box.running = static_cast<int>(slots);
   for (size_t slot = 0; slot < slots; ++slot) {
     threads.emplace_back([&, slot] {
       Device& device = *devices_[slot];
       for (;;) {
+        std::optional<size_t> k;
         {
-          std::lock_guard lock(box.mutex);
+          std::unique_lock lock(box.mutex);
           if (box.stop) break;
+          k = schedule.take(slot, since_start());
+          if (!k && schedule.running_elsewhere(slot)) {  // look again soon: a backup may become worth it
+            box.changed.wait_for(lock, std::chrono::milliseconds(20));
+            continue;
+          }
         }
-        const size_t k = next++;
-        if (k >= mine.size()) break;
+        if (!k) break;
+        const int64_t chunk = mine[*k];
         try {
           const auto t0 = Clock::now();
-          ChunkBytes bytes = job.compute(device, static_cast<int>(slot), mine[k]);
-          device_seconds[slot] += std::chrono::duration<double>(Clock::now() - t0).count();
-          ++device_chunks[slot];
+          t_cancelled = &schedule.done(*k);
+          ChunkBytes bytes = job.compute(device, static_cast<int>(slot), chunk);
+          t_cancelled = nullptr;
+          const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
           std::lock_guard lock(box.mutex);
-          box.finished.emplace_back(mine[k], std::move(bytes));
+          device_seconds[slot] += seconds;
+          if (schedule.finish(*k, slot, seconds)) {
+            ++device_chunks[slot];
+            box.finished.emplace_back(chunk, std::move(bytes));
+          }
+        } catch (const ChunkCancelled&) {  // another device finished it first
+          t_cancelled = nullptr;
+          std::lock_guard lock(box.mutex);
+          schedule.abandon(*k, slot);
         } catch (const std::exception& e) {
+          t_cancelled = nullptr;
           std::lock_guard lock(box.mutex);
           if (box.error.empty()) {
-            box.error = fmt::format("{}: chunk {} failed on device {} ({}): {}", job.name, mine[k], slot,
+            box.error = fmt::format("{}: chunk {} failed on device {} ({}): {}", job.name, chunk, slot,
                                     device.info().label(), e.what());
           }
           box.stop = true;
@@ -210,6 +236,10 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
   }
   join_all();
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  if (schedule.backups() > 0) {
+    spdlog::debug("{}: {} backup cop(ies) of chunks on faster devices, {} finished too late", job.name,
+                  schedule.backups(), schedule.wasted());
+  }
   for (size_t slot = 0; slot < slots; ++slot) {
     spdlog::debug("{}: device {} ({}): {} chunk(s), {:.2f} s computing", job.name, slot, devices_[slot]->info().label(),
                   device_chunks[slot], device_seconds[slot]);

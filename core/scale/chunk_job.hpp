@@ -1,7 +1,8 @@
 // Spreading a command's work over this process's devices and the job's ranks (docs/scale.md). The work is cut into
 // chunks whose results do not depend on where they run (streams keyed by global indices); chunks are dealt to ranks
 // in turn (rank r takes every K-th chunk not yet done), and within a rank each device's thread takes the next chunk
-// from a shared queue, so a fast GPU never waits on a slow CPU device. Results go to rank 0, which returns them in
+// from a shared queue; at the end a fast device takes a backup copy of a chunk a much slower one is still on (a GPU
+// beside PoCL: core/scale/chunk_schedule.hpp), so it never waits on it. Results go to rank 0, which returns them in
 // chunk order; with a chunk folder, rank 0 also keeps each result as a file there as it arrives (written whole or
 // not at all, checked by hash when read), and a job run again over the same folder skips the chunks found there.
 #pragma once
@@ -30,13 +31,19 @@ struct ChunkJob {
   std::filesystem::path chunk_dir;  // empty: no chunk files
   // One chunk on one device. `slot` numbers this process's devices 0 .. D-1; each slot is used by one thread at a
   // time, so per-device state (uploaded data, kernels) may live in a vector indexed by slot. May throw: the job then
-  // stops with the error, naming the device and where it ran.
+  // stops with the error, naming the device and where it ran. Should call throw_if_chunk_cancelled() between its
+  // launches (a backup copy elsewhere may have finished the chunk).
   std::function<ChunkBytes(Device& device, int slot, int64_t chunk)> compute;
   // Given, rank 0 hands each result to it as it arrives (restored ones first), on the thread that called run; with
   // keep_results false run then returns empty entries (results too large to hold together: write them out here).
   std::function<void(int64_t chunk, const ChunkBytes& bytes)> on_result;
   bool keep_results = true;
 };
+
+// Thrown by throw_if_chunk_cancelled, which ChunkJob::compute calls between its launches: another device finished
+// this chunk first. Not a std::exception, so that no handler of errors takes it for one.
+struct ChunkCancelled {};
+void throw_if_chunk_cancelled();
 
 // Chunks done (restored ones included) of all, on rank 0.
 using ChunkProgress = std::function<void(int64_t done, int64_t total)>;

@@ -1,0 +1,86 @@
+// ChunkSchedule: in order first, then backups of the chunk expected to finish last, when this slot would beat it.
+#include "core/scale/chunk_schedule.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace rtf {
+
+namespace {
+constexpr double kMinimumGain = 0.25;  // seconds
+}  // namespace
+
+ChunkSchedule::ChunkSchedule(size_t chunks, size_t slots)
+    : done_(new std::atomic<bool>[chunks]), running_(chunks), seconds_(slots, 0.0), finished_(slots, 0) {
+  for (size_t k = 0; k < chunks; ++k) done_[k] = false;
+}
+
+double ChunkSchedule::mean_seconds(size_t slot) const {
+  return finished_[slot] > 0 ? seconds_[slot] / static_cast<double>(finished_[slot])
+                             : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::optional<size_t> ChunkSchedule::take(size_t slot, double now) {
+  if (next_ < running_.size()) {
+    const size_t k = next_++;
+    running_[k].push_back({slot, now});
+    return k;
+  }
+  // A backup only on a slot whose speed is known, of the chunk whose copies are expected to finish last, when this
+  // slot would finish it with a margin before them: half its mean chunk time and kMinimumGain (a backup of a chunk
+  // about to end gains nothing).
+  const double mine = mean_seconds(slot);
+  if (!(mine > 0.0)) return std::nullopt;
+  std::optional<size_t> best;
+  double latest = now + mine + std::max(0.5 * mine, kMinimumGain);
+  for (size_t k = 0; k < running_.size(); ++k) {
+    if (done_[k] || running_[k].empty()) continue;
+    if (std::any_of(running_[k].begin(), running_[k].end(), [&](const Running& r) { return r.slot == slot; })) continue;
+    double expected = std::numeric_limits<double>::infinity();  // the soonest of its copies
+    for (const Running& r : running_[k]) {
+      const double mean = mean_seconds(r.slot);
+      // A slot with no chunk finished yet has been at this one longer than `mine` at least when it is worth a look:
+      // expect it to take as long again.
+      const double guess = mean > 0.0 ? r.since + mean : now + std::max(now - r.since, mine);
+      expected = std::min(expected, guess);
+    }
+    if (expected > latest) {
+      latest = expected;
+      best = k;
+    }
+  }
+  if (best) {
+    running_[*best].push_back({slot, now});
+    ++backups_;
+  }
+  return best;
+}
+
+bool ChunkSchedule::running_elsewhere(size_t slot) const {
+  for (size_t k = 0; k < running_.size(); ++k) {
+    if (done_[k]) continue;
+    for (const Running& r : running_[k]) {
+      if (r.slot != slot) return true;
+    }
+  }
+  return false;
+}
+
+bool ChunkSchedule::finish(size_t k, size_t slot, double seconds) {
+  seconds_[slot] += seconds;
+  ++finished_[slot];
+  abandon(k, slot);
+  if (done_[k]) {
+    ++wasted_;
+    return false;
+  }
+  done_[k] = true;
+  return true;
+}
+
+void ChunkSchedule::abandon(size_t k, size_t slot) {
+  auto& r = running_[k];
+  r.erase(std::remove_if(r.begin(), r.end(), [&](const Running& x) { return x.slot == slot; }), r.end());
+}
+
+}  // namespace rtf

@@ -1,0 +1,50 @@
+// Which chunk a device takes next (core/scale/chunk_job.cpp): the next one not yet started while there are any; then,
+// so that a fast device never waits on a slow one at the end (a GPU beside PoCL), a backup copy of a chunk still
+// running elsewhere that this device should finish sooner, judged from each device's mean chunk time so far. The
+// first copy to finish counts; the other is told to stop (ChunkJob's compute sees it through
+// throw_if_chunk_cancelled) or its result is dropped. Not thread-safe: the caller holds its lock.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace rtf {
+
+class ChunkSchedule {
+ public:
+  ChunkSchedule(size_t chunks, size_t slots);
+
+  // A chunk (index into this rank's list) for `slot` at time `now` (seconds), or nothing: all started and none worth
+  // a backup on this slot.
+  std::optional<size_t> take(size_t slot, double now);
+  // Whether a chunk is still running on another slot (one this slot might later take a backup of).
+  bool running_elsewhere(size_t slot) const;
+  // `slot` finished chunk k after `seconds`; true when it is the first copy to finish (its result counts).
+  bool finish(size_t k, size_t slot, double seconds);
+  // `slot` stopped chunk k without a result (cancelled).
+  void abandon(size_t k, size_t slot);
+  // Set once a copy of chunk k has finished: the others may stop.
+  const std::atomic<bool>& done(size_t k) const { return done_[k]; }
+
+  int64_t backups() const { return backups_; }  // copies started as backups
+  int64_t wasted() const { return wasted_; }    // copies finished after another
+
+ private:
+  struct Running {
+    size_t slot;
+    double since;
+  };
+  double mean_seconds(size_t slot) const;
+  size_t next_ = 0;
+  std::unique_ptr<std::atomic<bool>[]> done_;
+  std::vector<std::vector<Running>> running_;  // per chunk: the copies in progress
+  std::vector<double> seconds_;                // per slot: time on finished chunks
+  std::vector<int64_t> finished_;              // per slot: chunks finished (first or not)
+  int64_t backups_ = 0, wasted_ = 0;
+};
+
+}  // namespace rtf
