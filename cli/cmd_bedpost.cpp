@@ -190,32 +190,41 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   job.chunk_dir = chunk_dir;
   job.compute = [&](Device& device, int, int64_t chunk) {
     const auto [begin, end] = block(chunk);
-    const auto count = static_cast<int>(end - begin);
     const auto un = static_cast<size_t>(n);
-    const std::vector<float> y(data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(begin) * un),
-                               data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(end) * un));
-    const cli::Stopwatch init_clock;
-    std::vector<uint8_t> fitted;
-    const std::vector<BallStickParams> init =
-        initialise_ball_stick(input.scheme, y.data(), count, o.fibres, o.model, &fitted);
-    const double init_s = init_clock.seconds();
-    const cli::Stopwatch mcmc_clock;
-    int64_t reported = 0;
-    const BallStickRun run =
-        ball_stick_mcmc(device, input.scheme, y, init, o, static_cast<uint32_t>(begin), [&](int64_t done, int64_t) {
-          throw_if_chunk_cancelled();  // a backup copy on another device finished this block
-          if (!fine_progress) return;
-          std::lock_guard lock(progress_mutex);
-          iterations_done += done - reported;
-          reported = done;
-          progress(iterations_done / iterations, voxels);
-        });
-    {
+    // A CPU device (PoCL, ~100x slower than a GPU) runs its block in parts of kCpuPart voxels, so that a backup copy
+    // on a GPU that finishes first stops it within one part's launch (the chains do not depend on the parts).
+    constexpr int64_t kCpuPart = 1024;
+    const int64_t part = device.info().is_cpu() ? kCpuPart : end - begin;
+    std::vector<BallStickRun> parts;
+    int64_t unfitted_here = 0;
+    for (int64_t first = begin; first < end; first += part) {
+      const int64_t last = std::min(end, first + part);
+      const auto count = static_cast<int>(last - first);
+      const std::vector<float> y(data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(first) * un),
+                                 data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(last) * un));
+      throw_if_chunk_cancelled();
+      const cli::Stopwatch init_clock;
+      std::vector<uint8_t> fitted;
+      const std::vector<BallStickParams> init =
+          initialise_ball_stick(input.scheme, y.data(), count, o.fibres, o.model, &fitted);
+      const double init_s = init_clock.seconds();
+      unfitted_here += static_cast<int64_t>(std::count(fitted.begin(), fitted.end(), 0));
+      const cli::Stopwatch mcmc_clock;
+      int64_t reported = 0;
+      parts.push_back(
+          ball_stick_mcmc(device, input.scheme, y, init, o, static_cast<uint32_t>(first), [&](int64_t done, int64_t) {
+            throw_if_chunk_cancelled();  // a backup copy on another device finished this block
+            if (!fine_progress) return;
+            std::lock_guard lock(progress_mutex);
+            iterations_done += done - reported;
+            reported = done;
+            progress(iterations_done / iterations, voxels);
+          }));
       std::lock_guard lock(times_mutex);
       init_seconds += init_s;
       mcmc_seconds += mcmc_clock.seconds();
     }
-    return pack_block(run, static_cast<int64_t>(std::count(fitted.begin(), fitted.end(), 0)));
+    return pack_block(parts.size() == 1 ? parts.front() : join_ball_stick_runs(parts), unfitted_here);
   };
   ChunkJobStats stats;
   const cli::Stopwatch job_clock;

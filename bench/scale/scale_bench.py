@@ -162,7 +162,7 @@ def compute_seconds(case, out):
             return sum(c.get("seconds", 0.0) for c in r["contrasts"])
         if case == "bedpost":
             r = json.load(open(f"{out}/bp.bedpostX/bedpost.json"))
-            return r.get("mcmc_seconds")
+            return r.get("chunks_seconds")
         if case == "connectome":
             return json.load(open(f"{out}/c_connectome.json")).get("device_seconds")
     except (OSError, KeyError, ValueError):
