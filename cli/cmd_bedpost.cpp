@@ -39,6 +39,7 @@ struct BedpostArgs {
 };
 
 constexpr int64_t kMinChunkVoxels = 1024;
+constexpr int64_t kBusyVoxels = 65536;
 constexpr int kChunksPerDevice = 4;
 
 void copy_text(const fs::path& from, const fs::path& to) {
@@ -159,12 +160,16 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   const std::vector<float> data = gather_mask_signals(input);
   Workers workers = cli::open_workers(globals);
 
-  // Blocks of mask voxels: their boundaries change no chain, so they are sized from the devices.
+  // Blocks of mask voxels: their boundaries change no chain, so they are sized from the devices. The chains run one
+  // work-item per voxel, and a GPU needs ~kBusyVoxels of them at once to be busy: a device whose whole share is
+  // smaller gets it as one block; larger shares go in kChunksPerDevice blocks per device (balance), none smaller.
+  const auto device_total = static_cast<int64_t>(workers.total_devices());
+  const int64_t share = (voxels + device_total - 1) / device_total;
   const int64_t per_chunk =
-      args.chunk_voxels > 0
-          ? args.chunk_voxels
-          : std::max<int64_t>(kMinChunkVoxels, (voxels + kChunksPerDevice * workers.total_devices() - 1) /
-                                                   (kChunksPerDevice * static_cast<int64_t>(workers.total_devices())));
+      args.chunk_voxels > 0 ? args.chunk_voxels
+      : share <= kBusyVoxels
+          ? std::max(kMinChunkVoxels, share)
+          : std::max(kBusyVoxels, (voxels + kChunksPerDevice * device_total - 1) / (kChunksPerDevice * device_total));
   const int64_t chunks = (voxels + per_chunk - 1) / per_chunk;
   const auto block = [&](int64_t chunk) {
     const int64_t begin = chunk * per_chunk;
@@ -345,7 +350,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--seed", o.seed, "Seed of the random streams (same seed: same chains on any device)")
       ->capture_default_str();
   cmd->add_option("--chunk-voxels", args->chunk_voxels,
-                  "Voxels per block handed to a device (0: 4 blocks per device, at least 1024; the results do not "
+                  "Voxels per block handed to a device (0: one block per device up to 65,536 voxels each, else 4 per "
+                  "device of at least 65,536; the results do not "
                   "depend on it)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

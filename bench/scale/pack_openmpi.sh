@@ -30,6 +30,6 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export OPAL_PREFIX=$here/usr PMIX_INSTALL_PREFIX=$here/usr/lib/x86_64-linux-gnu/pmix2
 export PATH=$here/usr/bin:$PATH
 export LD_LIBRARY_PATH=$here/usr/lib/x86_64-linux-gnu/openmpi/lib:$here/usr/lib/x86_64-linux-gnu/pmix2/lib:$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PMIX_MCA_pcompress_base_silence_warning=1
 ENV
 du -sh "$out" | awk '{print "openmpi bundle:", $1}'

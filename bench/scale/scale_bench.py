@@ -10,7 +10,7 @@ with the first configuration's (bit for bit; JSON reports without their timing a
       degrees) and 3 fibres, SNR 30, spread over a 91 x 109 x 91 grid
   scale_bench.py make-connectome DIR --nodes N --length L
       a 4D series of N voxels (the first N of a cube in a grid) and L volumes (random normal) with its mask
-  scale_bench.py run --case randomise|bedpost|connectome --data DIR --work DIR --configs C1,C2,... [--runs R]
+  scale_bench.py run --case randomise|bedpost|connectome --data DIR --work DIR --configs "C1;C2;..." [--runs R]
                      [--rtfmri CMD] [--mpirun CMD] [--args '...'] --out FILE.json
       a configuration is 'gpus=K' (the first K GPUs in one process), 'devices=SPEC' (one process), 'mpi=K' (K ranks,
       --devices local-gpu: one GPU each) or 'mpi=K:SPEC';
@@ -221,7 +221,7 @@ def run(a):
     results = []
     gpus = gpu_specs(a.rtfmri)
     base_out = None
-    for config in a.configs.split(","):
+    for config in a.configs.split(";"):
         kind, _, value = config.partition("=")
         prefix = []
         if kind == "gpus":  # the first K GPUs in one process

@@ -109,7 +109,9 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
   std::vector<int64_t> device_chunks(slots, 0);
   std::vector<double> device_seconds(slots, 0.0);
   Mailbox box;
-  ChunkSchedule schedule(mine.size(), slots);  // guarded by box.mutex
+  std::vector<double> peaks;
+  for (const auto& d : devices_) peaks.push_back(relative_peak(d->info()));
+  ChunkSchedule schedule(mine.size(), slots, peaks);  // guarded by box.mutex
   const auto since_start = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
   std::vector<std::thread> threads;
   box.running = static_cast<int>(slots);
@@ -129,6 +131,7 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
         }
         if (!k) break;
         const int64_t chunk = mine[*k];
+        const double started_at = since_start();
         try {
           const auto t0 = Clock::now();
           t_cancelled = &schedule.done(*k);
@@ -144,7 +147,7 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
         } catch (const ChunkCancelled&) {  // another device finished it first
           t_cancelled = nullptr;
           std::lock_guard lock(box.mutex);
-          schedule.abandon(*k, slot);
+          schedule.abandon(*k, slot, since_start() - started_at);
         } catch (const std::exception& e) {
           t_cancelled = nullptr;
           std::lock_guard lock(box.mutex);

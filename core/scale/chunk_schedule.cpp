@@ -2,7 +2,10 @@
 #include "core/scale/chunk_schedule.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+
+#include "core/device/device_info.hpp"
 
 namespace rtf {
 
@@ -10,9 +13,48 @@ namespace {
 constexpr double kMinimumGain = 0.25;  // seconds
 }  // namespace
 
-ChunkSchedule::ChunkSchedule(size_t chunks, size_t slots)
-    : done_(new std::atomic<bool>[chunks]), running_(chunks), seconds_(slots, 0.0), finished_(slots, 0) {
+ChunkSchedule::ChunkSchedule(size_t chunks, size_t slots, std::vector<double> peaks)
+    : done_(new std::atomic<bool>[chunks]),
+      running_(chunks),
+      seconds_(slots, 0.0),
+      finished_(slots, 0),
+      peaks_(std::move(peaks)),
+      lower_(slots, 0.0) {
   for (size_t k = 0; k < chunks; ++k) done_[k] = false;
+  if (peaks_.size() != slots) peaks_.assign(slots, 1.0);
+}
+
+double ChunkSchedule::expected_seconds(size_t slot) const {
+  const double mean = mean_seconds(slot);
+  if (mean > 0.0) return mean;
+  double best = std::numeric_limits<double>::quiet_NaN();  // from the measured slot with the highest peak
+  double best_peak = 0.0;
+  for (size_t o = 0; o < peaks_.size(); ++o) {
+    const double m = mean_seconds(o);
+    if (m > 0.0 && peaks_[o] > best_peak) {
+      best_peak = peaks_[o];
+      best = m * peaks_[o] / peaks_[slot];
+    }
+  }
+  return std::isnan(best) ? best : std::max(best, lower_[slot]);
+}
+
+bool ChunkSchedule::worth_taking(size_t slot) const {
+  const double max_peak = *std::max_element(peaks_.begin(), peaks_.end());
+  const double mine = expected_seconds(slot);
+  if (std::isnan(mine)) return peaks_[slot] >= 0.5 * max_peak;  // nothing measured: the fast ones start
+  double others = 0.0;                                          // chunks per second of the other slots
+  double fastest_other = std::numeric_limits<double>::infinity();
+  for (size_t o = 0; o < peaks_.size(); ++o) {
+    const double t = expected_seconds(o);
+    if (o != slot && t > 0.0) {
+      others += 1.0 / t;
+      fastest_other = std::min(fastest_other, t);
+    }
+  }
+  // A slot as fast as any other always takes one (so that some slot always does, whatever the rounding).
+  const auto left = static_cast<double>(running_.size() - next_);
+  return others == 0.0 || mine <= fastest_other * (1.0 + 1e-6) || mine <= left / others;
 }
 
 double ChunkSchedule::mean_seconds(size_t slot) const {
@@ -22,6 +64,7 @@ double ChunkSchedule::mean_seconds(size_t slot) const {
 
 std::optional<size_t> ChunkSchedule::take(size_t slot, double now) {
   if (next_ < running_.size()) {
+    if (!worth_taking(slot)) return std::nullopt;  // running_elsewhere() tells the caller to look again
     const size_t k = next_++;
     running_[k].push_back({slot, now});
     return k;
@@ -57,6 +100,7 @@ std::optional<size_t> ChunkSchedule::take(size_t slot, double now) {
 }
 
 bool ChunkSchedule::running_elsewhere(size_t slot) const {
+  if (next_ < running_.size()) return true;  // chunks left, declined for now
   for (size_t k = 0; k < running_.size(); ++k) {
     if (done_[k]) continue;
     for (const Running& r : running_[k]) {
@@ -69,7 +113,7 @@ bool ChunkSchedule::running_elsewhere(size_t slot) const {
 bool ChunkSchedule::finish(size_t k, size_t slot, double seconds) {
   seconds_[slot] += seconds;
   ++finished_[slot];
-  abandon(k, slot);
+  abandon(k, slot, 0.0);
   if (done_[k]) {
     ++wasted_;
     return false;
@@ -78,9 +122,16 @@ bool ChunkSchedule::finish(size_t k, size_t slot, double seconds) {
   return true;
 }
 
-void ChunkSchedule::abandon(size_t k, size_t slot) {
+void ChunkSchedule::abandon(size_t k, size_t slot, double seconds) {
+  lower_[slot] = std::max(lower_[slot], seconds);
   auto& r = running_[k];
   r.erase(std::remove_if(r.begin(), r.end(), [&](const Running& x) { return x.slot == slot; }), r.end());
+}
+
+double relative_peak(const DeviceInfo& info) {
+  const double lanes = info.is_gpu() ? 64.0 : 16.0;
+  return std::max(1.0, static_cast<double>(info.compute_units)) * std::max(1.0, static_cast<double>(info.clock_mhz)) *
+         lanes;
 }
 
 }  // namespace rtf

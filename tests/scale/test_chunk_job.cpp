@@ -178,6 +178,42 @@ TEST(ChunkSchedule, BacksUpOnlyWhereItWouldFinishSooner) {
   EXPECT_FALSE(u.take(1, 100.0).has_value());
 }
 
+TEST(ChunkSchedule, ASlowDeviceTakesAChunkOnlyWhenItWouldNotDelayTheEnd) {
+  // Slot 1's peak is a tenth of slot 0's (PoCL beside a GPU).
+  ChunkSchedule s(30, 2, {10.0, 1.0});
+  EXPECT_FALSE(s.take(1, 0.0).has_value());  // nothing measured: the slow one waits
+  EXPECT_TRUE(s.running_elsewhere(1));       // ... and looks again later
+  EXPECT_EQ(s.take(0, 0.0), 0u);
+  EXPECT_TRUE(s.finish(0, 0, 1.0));  // 1 s a chunk on slot 0: slot 1 expected at 10 s
+  // 29 left: slot 0 alone needs 29 s, so slot 1's 10 s chunk ends first: take it.
+  EXPECT_EQ(s.take(1, 1.0), 1u);
+  for (size_t k = 2; k < 24; ++k) {
+    EXPECT_EQ(s.take(0, static_cast<double>(k)), k);
+    EXPECT_TRUE(s.finish(k, 0, 1.0));
+  }
+  // 6 left (6 s on slot 0) but slot 1 needs 10: it leaves them.
+  EXPECT_FALSE(s.take(1, 24.0).has_value());
+  // Measured: slot 1 took 3 s after all, so now it takes one.
+  ChunkSchedule t(30, 2, {10.0, 1.0});
+  t.take(0, 0.0);
+  t.take(1, 0.0);  // declined
+  t.finish(0, 0, 1.0);
+  EXPECT_EQ(t.take(1, 1.0), 1u);
+  EXPECT_TRUE(t.finish(1, 1, 3.0));
+  for (size_t k = 2; k < 26; ++k) t.finish(*t.take(0, 2.0), 0, 1.0);
+  EXPECT_EQ(t.take(1, 30.0), 26u);  // 4 left, 4 s on slot 0, 3 s here
+}
+
+// Two alike devices, one measured: its estimate for the other, rescaled by equal peaks, may round above its own mean;
+// it must still take the last chunk (a state seen livelocked: both waiting for the other).
+TEST(ChunkSchedule, OfTwoAlikeDevicesOneAlwaysTakes) {
+  for (double mean : {2.2885714285714283e-07, 1e-9, 0.1, 3.3}) {
+    ChunkSchedule s(8, 2, {41536.0, 41536.0});
+    for (size_t k = 0; k < 7; ++k) s.finish(*s.take(0, 0.0), 0, mean);
+    EXPECT_EQ(s.take(0, 1.0), 7u) << mean;
+  }
+}
+
 TEST(ChunkJob, AFailingChunkStopsTheJobNamingDeviceAndChunk) {
   for (const char* spec : {"cpu", "cpu/2"}) {
     Workers workers(open_devices(spec), Ranks::world());
