@@ -33,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "cli"))
 from nifti_min import write_nifti  # noqa: E402
+from same_json import strip  # noqa: E402  (JSON reports without timings, devices, ranks)
 
 
 def gaussian_smooth(volume, fwhm_voxels):
@@ -170,14 +171,6 @@ def compute_seconds(case, out):
     return None
 
 
-def strip_json(x):
-    if isinstance(x, dict):
-        return {k: strip_json(v) for k, v in x.items() if "seconds" not in k and "device" not in k and k != "ranks"}
-    if isinstance(x, list):
-        return [strip_json(v) for v in x]
-    return x
-
-
 def same_outputs(a, b):
     """Every file under a equals b's (JSON: apart from timings and devices). Returns (equal, first difference)."""
     for root, _, files in os.walk(a):
@@ -187,7 +180,7 @@ def same_outputs(a, b):
             if not os.path.exists(pb):
                 return False, f"{pb} missing"
             if name.endswith(".json"):
-                if strip_json(json.load(open(pa))) != strip_json(json.load(open(pb))):
+                if strip(json.load(open(pa)), set()) != strip(json.load(open(pb)), set()):
                     return False, f"{name} differs"
             elif open(pa, "rb").read() != open(pb, "rb").read():
                 return False, f"{name} differs"

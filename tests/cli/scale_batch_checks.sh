@@ -36,21 +36,10 @@ for k, sub in enumerate(["01", "02", "03"]):
     open(os.path.join(d, f"sub-{sub}_task-x_events.tsv"), "w").write(events)
 PYEOF
 OPTS=(--contrast task=task --highpass 40 --no-mask)
-same_json() {
-  "$PY" - "$1" "$2" <<'PYEOF'
-import json, sys
-def strip(x):
-    if isinstance(x, dict):
-        return {k: strip(v) for k, v in x.items()
-                if "seconds" not in k and "device" not in k and k not in ("ranks", "bold", "events")}
-    if isinstance(x, list):
-        return [strip(v) for v in x]
-    return x
-a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
-sys.exit(0 if a == b else 1)
-PYEOF
-}
 # The same JSON apart from timings, devices and input paths (the hand runs read the first BIDS copy).
+same_json() {
+  "$PY" "$(dirname "${BASH_SOURCE[0]}")/same_json.py" "$1" "$2" bold events
+}
 # Every file of subject S in batch output A equals the hand-run's (prefix P).
 same_subject() {
   local a=$1 s=$2 p=$3 ok=1 f

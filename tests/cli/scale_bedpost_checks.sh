@@ -58,15 +58,7 @@ same_outputs() {
     [[ ${f##*/} == bedpost.json ]] && continue
     cmp -s "$f" "$g" || bad="$bad ${f##*/}"
   done
-  if ! "$PY" - "$a/bedpost.json" "$b/bedpost.json" <<'EOF'; then bad="$bad bedpost.json"; fi
-import json, sys
-def strip(x):
-    if isinstance(x, dict):
-        return {k: strip(v) for k, v in x.items() if "seconds" not in k and "device" not in k}
-    return [strip(v) for v in x] if isinstance(x, list) else x
-a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
-sys.exit(0 if a == b else 1)
-EOF
+  if ! "$PY" "$(dirname "${BASH_SOURCE[0]}")/same_json.py" "$a/bedpost.json" "$b/bedpost.json"; then bad="$bad bedpost.json"; fi
   if [[ -z $bad ]]; then pass "$name: $(ls "$a" | wc -l) files equal"; else fail "$name: $bad"; fi
 }
 

@@ -46,14 +46,7 @@ ok=1
 for f in "$W"/one_*; do
   g=$W/multi_${f##*/one_}
   case $f in
-    *.json) "$PY" - "$f" "$g" <<'PYEOF' || ok=0 ;;
-import json, sys
-def strip(x):
-    if isinstance(x, dict):
-        return {k: strip(v) for k, v in x.items() if "seconds" not in k and "device" not in k and k != "ranks"}
-    return [strip(v) for v in x] if isinstance(x, list) else x
-sys.exit(0 if strip(json.load(open(sys.argv[1]))) == strip(json.load(open(sys.argv[2]))) else 1)
-PYEOF
+    *.json) "$PY" "$(dirname "${BASH_SOURCE[0]}")/same_json.py" "$f" "$g" || ok=0 ;;
     *) cmp -s "$f" "$g" || ok=0 ;;
   esac
 done

@@ -31,15 +31,7 @@ FILES=(edges.npz nodes.npz degree.nii.gz strength.nii.gz)
 
 # The JSON reports without the keys that may differ: timings, devices and ranks.
 same_json() {
-  "$PY" - "$1" "$2" <<'PYEOF'
-import json, sys
-def strip(x):
-    if isinstance(x, dict):
-        return {k: strip(v) for k, v in x.items() if not any(w in k for w in ("seconds", "device", "ranks"))}
-    return x
-a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
-sys.exit(0 if a == b else 1)
-PYEOF
+  "$PY" "$(dirname "${BASH_SOURCE[0]}")/same_json.py" "$1" "$2"
 }
 
 # Every output of prefix $1 equals the reference prefix $2's; no chunk folder is left.

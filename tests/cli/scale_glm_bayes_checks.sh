@@ -54,15 +54,7 @@ same_outputs() {
     [[ $f == glm.json ]] && continue
     cmp -s "${a}_$f" "${b}_$f" || bad="$bad $f"
   done
-  if ! "$PY" - "${a}_glm.json" "${b}_glm.json" <<'EOF'; then bad="$bad glm.json"; fi
-import json, sys
-def strip(x):
-    if isinstance(x, dict):
-        return {k: strip(v) for k, v in x.items() if "seconds" not in k and "device" not in k}
-    return [strip(v) for v in x] if isinstance(x, list) else x
-a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
-sys.exit(0 if a == b else 1)
-EOF
+  if ! "$PY" "$(dirname "${BASH_SOURCE[0]}")/same_json.py" "${a}_glm.json" "${b}_glm.json"; then bad="$bad glm.json"; fi
   if [[ -z $bad ]]; then pass "$name: $count files equal"; else fail "$name: $bad"; fi
 }
 

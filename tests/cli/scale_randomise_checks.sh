@@ -33,17 +33,7 @@ THREE=(randomise -i "$D/data.nii" -m "$D/mask.nii" -d "$D/design3.mat" -t "$D/de
 
 # The JSON reports without the keys that may differ: timings, device and rank counts.
 same_json() {
-  "$PY" - "$1" "$2" <<'EOF'
-import json, sys
-def strip(x):
-    if isinstance(x, dict):
-        return {k: strip(v) for k, v in x.items() if not any(w in k for w in ("seconds", "device", "ranks"))}
-    if isinstance(x, list):
-        return [strip(v) for v in x]
-    return x
-a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
-sys.exit(0 if a == b else 1)
-EOF
+  "$PY" "$(dirname "${BASH_SOURCE[0]}")/same_json.py" "$1" "$2"
 }
 
 # Every file of prefix $1 equals the one of prefix $2 (the reference).
