@@ -24,3 +24,18 @@ expect_error() {
   local rc=$?
   if [[ $rc -ge 1 && $rc -lt 126 && "$out" =~ $pattern ]]; then pass "$name"; else fail "$name (rc=$rc): $out"; fi
 }
+# require_mpi RTFMRI: skip the script (exit 77) unless mpirun is installed and RTFMRI was built with MPI; then
+# MPI=(timeout 600 mpirun --oversubscribe), root may run it, and no cross-memory attach (containers lack it).
+require_mpi() {
+  if ! command -v mpirun >/dev/null; then
+    echo "SKIP: no mpirun (scripts/setup.sh installs openmpi-bin)"
+    exit 77
+  fi
+  if ! "$1" devices 2>/dev/null | grep -q 'MPI: built in'; then
+    echo "SKIP: rtfmri was built without MPI"
+    exit 77
+  fi
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none
+  MPI=(timeout 600 mpirun --oversubscribe)
+}

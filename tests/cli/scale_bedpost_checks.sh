@@ -23,19 +23,10 @@ fi
 for f in "$SRC.nii" "$SRC.bval" "$SRC.bvec"; do
   [[ -f $f ]] || { echo "SKIP: $f is missing (scripts/fetch-data.sh)"; exit 77; }
 done
-if ! command -v mpirun >/dev/null; then
-  echo "SKIP: no mpirun (scripts/setup.sh installs libopenmpi-dev)"
-  exit 77
-fi
-if ! "$RTFMRI" devices 2>/dev/null | grep -q 'MPI: built in'; then
-  echo "SKIP: rtfmri was built without MPI"
-  exit 77
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPI=(timeout 600 mpirun --oversubscribe)
-rm -rf "$WORK" && mkdir -p "$WORK"
 # shellcheck source=check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+require_mpi "$RTFMRI"
+rm -rf "$WORK" && mkdir -p "$WORK"
 W=$WORK
 
 if "$PY" "$(dirname "${BASH_SOURCE[0]}")/bedpost_check.py" prepare "$SRC" "$W/dwi" "$MASK_FRACTION"; then

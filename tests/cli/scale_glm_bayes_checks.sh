@@ -18,19 +18,10 @@ if ! "$PY" -c 'import json' 2>/dev/null; then
   echo "SKIP: no $PY"
   exit 77
 fi
-if ! command -v mpirun >/dev/null; then
-  echo "SKIP: no mpirun (scripts/setup.sh installs libopenmpi-dev)"
-  exit 77
-fi
-if ! "$RTFMRI" devices 2>/dev/null | grep -q 'MPI: built in'; then
-  echo "SKIP: rtfmri was built without MPI"
-  exit 77
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPI=(timeout 600 mpirun --oversubscribe)
-rm -rf "$WORK" && mkdir -p "$WORK"
 # shellcheck source=check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+require_mpi "$RTFMRI"
+rm -rf "$WORK" && mkdir -p "$WORK"
 W=$WORK
 printf 'onset\tduration\ttrial_type\n5.4\t8.1\ttask\n21.6\t8.1\ttask\n37.8\t8.1\ttask\n10.8\t0\tcue\n27\t0\tcue\n43.2\t0\tcue\n' \
   >"$W/events.tsv"
