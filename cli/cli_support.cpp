@@ -45,6 +45,18 @@ Workers open_workers(const GlobalOptions& globals) {
   return workers;
 }
 
+nlohmann::json chunks_per_device(const Ranks& ranks, const ChunkJobStats& stats) {
+  nlohmann::json all = nlohmann::json::array();
+  for (int r = 0; r < ranks.size(); ++r) {
+    const bool me = r == ranks.rank();
+    const int64_t slots = ranks.sum(me ? static_cast<int64_t>(stats.device_chunks.size()) : 0);
+    nlohmann::json row = nlohmann::json::array();
+    for (int64_t k = 0; k < slots; ++k) row.push_back(ranks.sum(me ? stats.device_chunks[static_cast<size_t>(k)] : 0));
+    all.push_back(row);
+  }
+  return all;
+}
+
 namespace {
 
 CLI::Validator on_rank_zero(const CLI::Validator& check, const std::string& what) {

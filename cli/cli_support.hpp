@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ std::unique_ptr<Device> open_device(const GlobalOptions& globals);
 
 // The devices of --devices (else the one of --device) and the job's ranks (MPI when run by mpirun/srun), logged.
 Workers open_workers(const GlobalOptions& globals);
+
+// Every rank's chunks per device after a job, [rank][slot], for the JSON reports (collectives: every rank calls it).
+nlohmann::json chunks_per_device(const Ranks& ranks, const ChunkJobStats& stats);
 
 // CLI11's existence checks made on rank 0 alone under mpirun/srun: the other ranks read rank 0's inputs through
 // Ranks::local_input and need not see the paths (hosts without a shared file system).

@@ -113,19 +113,6 @@ void prepare_partial(const fs::path& partial, const fs::path& chunk_dir) {
   fs::create_directories(partial);
 }
 
-// Every rank's chunk count per device, on every rank: [rank][slot] (collectives in the same order on every rank).
-nlohmann::json chunks_per_device(const rtf::Ranks& ranks, const rtf::ChunkJobStats& stats) {
-  nlohmann::json all = nlohmann::json::array();
-  for (int r = 0; r < ranks.size(); ++r) {
-    const bool me = r == ranks.rank();
-    const int64_t slots = ranks.sum(me ? static_cast<int64_t>(stats.device_chunks.size()) : 0);
-    nlohmann::json row = nlohmann::json::array();
-    for (int64_t s = 0; s < slots; ++s) row.push_back(ranks.sum(me ? stats.device_chunks[static_cast<size_t>(s)] : 0));
-    all.push_back(row);
-  }
-  return all;
-}
-
 void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf;
   const cli::Stopwatch clock;
@@ -242,7 +229,7 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
       },
       &stats);
   const double job_seconds = job_clock.seconds();
-  const nlohmann::json per_device = chunks_per_device(ranks, stats);
+  const nlohmann::json per_device = cli::chunks_per_device(ranks, stats);
   if (!workers.root()) return;  // rank 0 writes
 
   int64_t unfitted = 0;

@@ -70,19 +70,6 @@ void unpack_block(const ChunkBytes& bytes, int64_t begin, int64_t count, BayesGl
     throw std::runtime_error(fmt::format("--bayes: a block's result does not hold {} voxels", count));
 }
 
-// Every rank's chunk count per device: [rank][slot] (collectives in the same order on every rank).
-nlohmann::json chunks_per_device(const Ranks& ranks, const ChunkJobStats& stats) {
-  nlohmann::json all = nlohmann::json::array();
-  for (int r = 0; r < ranks.size(); ++r) {
-    const bool me = r == ranks.rank();
-    const int64_t slots = ranks.sum(me ? static_cast<int64_t>(stats.device_chunks.size()) : 0);
-    nlohmann::json row = nlohmann::json::array();
-    for (int64_t k = 0; k < slots; ++k) row.push_back(ranks.sum(me ? stats.device_chunks[static_cast<size_t>(k)] : 0));
-    all.push_back(row);
-  }
-  return all;
-}
-
 }  // namespace
 
 void run_bayes_glm(const BayesGlmCli& options, Workers& workers, const Image& bold, const DesignMatrix& design,
