@@ -24,12 +24,13 @@
 #include "core/io/nifti_io.hpp"
 #include "core/io/npz_writer.hpp"
 #include "core/mask/brain_mask.hpp"
+#include "core/scale/chunk_files.hpp"
 #include "core/util/hash.hpp"
 
 namespace {
 
 struct ConnectomeArgs {
-  std::string bold, mask, out, method = "pearson";
+  std::string bold, mask, out, method = "pearson", chunk_dir;
   double threshold = std::nan(""), density = std::nan("");
   bool absolute = false;
   uint64_t seed = 1;
@@ -105,8 +106,10 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
                                       : fmt::format("{} {}", args.absolute ? "|r| >=" : "r >=", args.threshold);
   spdlog::info("connectome: {} nodes ({} constant, excluded), {} volumes, {}, {}", series.nodes(), invalid,
                series.length, args.method, rule);
-  // Chunks of tile rows over the devices and ranks; their files in PREFIX_chunks/ for a restart.
-  const std::filesystem::path chunk_dir = args.out + "_chunks";
+  // Chunks of tile rows over the devices and ranks; their files in PREFIX_chunks/ (or --chunk-dir) for a restart.
+  const std::filesystem::path chunk_dir = args.chunk_dir == "none" ? std::filesystem::path()
+                                          : args.chunk_dir.empty() ? std::filesystem::path(args.out + "_chunks")
+                                                                   : std::filesystem::path(args.chunk_dir);
   cli::ProgressLog progress("connectome chunks");
   ChunkJobStats stats;
   const SpreadPassOptions options{.key = hash_hex({series_key(series), args.method}),
@@ -182,8 +185,7 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
                                {"device_seconds", compute_seconds},
                                {"seconds", clock.seconds()}};
   write_text_atomically(args.out + "_connectome.json", summary.dump(2) + "\n");
-  std::error_code ignored;
-  std::filesystem::remove_all(chunk_dir, ignored);  // the outputs are whole: the chunk files are no longer needed
+  if (!chunk_dir.empty()) remove_chunk_files(chunk_dir);  // the outputs are whole: the chunk files are no longer needed
   fmt::print(
       "connectome: {} nodes, {} edges (density {:.3g}) -> {}_edges.npz, _nodes.npz, _degree, _strength, "
       "_connectome.json ({:.2f} s)\n",
@@ -202,7 +204,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       "rtfmri connectome ...` (or srun) over K processes, each on its own devices (--devices). The upper triangle is "
       "cut into chunks of 128-node tile rows of equal work; rank 0 reads the inputs, merges the edges and writes the "
       "outputs, which equal one device's bit for bit. Finished chunks are kept in PREFIX_chunks/ until the outputs are "
-      "written: a stopped run started again with the same inputs and options reuses them.");
+      "written (or in --chunk-dir): a stopped run started again with the same inputs and options reuses them.");
   cmd->add_option("BOLD", args->bold, "Preprocessed 4D NIfTI (e.g. our smooth/detrend/mc outputs)")
       ->required()
       ->check(rtf::cli::existing_file_on_rank_zero());
@@ -227,6 +229,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "Output prefix: PREFIX_edges.npz (scipy.sparse.load_npz), PREFIX_nodes.npz (voxels: node -> voxel "
                   "index, x fastest; dims), PREFIX_degree.nii.gz, PREFIX_strength.nii.gz, PREFIX_connectome.json")
       ->required();
+  cmd->add_option("--chunk-dir", args->chunk_dir,
+                  "Where finished chunks are kept until the outputs are written, for a restart (default "
+                  "PREFIX_chunks; a dense graph's chunks take as much space as its edges, e.g. ~90 GB at N 10^6 and "
+                  "density 1%: put them on fast scratch, or `none` to keep none)");
   cmd->callback([args, &globals] { run(*args, globals); });
 }
 

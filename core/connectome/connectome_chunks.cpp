@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string_view>
 
@@ -87,10 +88,16 @@ ChunkBytes edges_to_bytes(std::vector<Edge> edges) {
 }
 
 void append_edges(const ChunkBytes& bytes, std::vector<Edge>& out) {
-  ChunkReader r(bytes);
-  const std::vector<Edge> edges = r.values<Edge>();
-  if (!r.done()) throw std::runtime_error("connectome chunk: bytes after its edges");
-  out.insert(out.end(), edges.begin(), edges.end());
+  // The list's count, then the edges: copied straight into `out` (a chunk of a dense pass holds ~10^8 edges).
+  uint64_t n = 0;
+  if (bytes.size() < sizeof(n)) throw std::runtime_error("connectome chunk: shorter than its edge count");
+  std::memcpy(&n, bytes.data(), sizeof(n));
+  if (n != (bytes.size() - sizeof(n)) / sizeof(Edge) || (bytes.size() - sizeof(n)) % sizeof(Edge) != 0) {
+    throw std::runtime_error("connectome chunk: its size disagrees with its edge count");
+  }
+  const size_t at = out.size();
+  out.resize(at + n);
+  if (n > 0) std::memcpy(out.data() + at, bytes.data() + sizeof(n), n * sizeof(Edge));
 }
 
 void broadcast_series(const Ranks& ranks, NodeSeries& series) {
@@ -168,18 +175,33 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
         &resident.at(static_cast<size_t>(slot)));
     return edges_to_bytes(std::move(edges));
   };
-  std::vector<ChunkBytes> results = workers.run(job, options.progress, options.stats);
+  // Rank 0 hands each chunk's edges to the sink in chunk order as they arrive (a chunk that comes early waits for the
+  // ones before it), so the results of a dense pass are never all held at once.
+  std::map<int64_t, ChunkBytes> early;
+  int64_t next = 0;
+  std::vector<Edge> edges;
+  const auto deliver = [&](const ChunkBytes& bytes) {
+    edges.clear();
+    append_edges(bytes, edges);
+    sink(edges);
+    ++next;
+  };
+  job.keep_results = false;
+  job.on_result = [&](int64_t chunk, const ChunkBytes& bytes) {
+    if (chunk != next) {
+      early.emplace(chunk, bytes);
+      return;
+    }
+    deliver(bytes);
+    for (auto it = early.begin(); it != early.end() && it->first == next; it = early.erase(it)) deliver(it->second);
+  };
+  workers.run(job, options.progress, options.stats);
+  if (workers.root() && (next != chunks || !early.empty())) {
+    throw std::logic_error(fmt::format("connectome pass: {} of {} chunks reached the merge", next, chunks));
+  }
   if (options.series_uploads != nullptr) {
     *options.series_uploads = 0;
     for (const ResidentCorrelation& held : resident) *options.series_uploads += held.uploads();
-  }
-  resident.clear();  // the devices' memory back before the merge
-  std::vector<Edge> edges;
-  for (ChunkBytes& bytes : results) {  // empty on ranks other than 0
-    edges.clear();
-    append_edges(bytes, edges);
-    bytes = {};
-    sink(edges);
   }
 }
 

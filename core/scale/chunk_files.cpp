@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <string_view>
@@ -35,18 +36,25 @@ void write_chunk_file(const std::filesystem::path& dir, const std::string& key, 
   w.value(chunk);
   const std::string hash = payload_hash(bytes);
   w.values(std::vector<char>(hash.begin(), hash.end()));
-  w.values(bytes);
-  const ChunkBytes file = w.take();
-  write_text_atomically(chunk_file_path(dir, chunk),
-                        std::string_view(reinterpret_cast<const char*>(file.data()), file.size()));
+  w.value(static_cast<uint64_t>(bytes.size()));  // the payload follows as ChunkReader::values<uint8_t> reads it
+  const ChunkBytes header = w.take();
+  write_parts_atomically(chunk_file_path(dir, chunk),
+                         {std::string_view(reinterpret_cast<const char*>(header.data()), header.size()),
+                          std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())});
 }
 
 std::optional<ChunkBytes> read_chunk_file(const std::filesystem::path& dir, const std::string& key, int64_t chunk,
                                           std::string* why) {
   const std::filesystem::path path = chunk_file_path(dir, chunk);
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return std::nullopt;
-  const ChunkBytes file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ChunkBytes file(static_cast<size_t>(std::max<std::streamoff>(0, in.tellg())));
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(file.data()), static_cast<std::streamsize>(file.size()));
+  if (!in) {
+    if (why != nullptr) *why = "damaged: cannot be read";
+    return std::nullopt;
+  }
   try {
     ChunkReader r(file);
     std::string magic;
@@ -67,6 +75,18 @@ std::optional<ChunkBytes> read_chunk_file(const std::filesystem::path& dir, cons
     if (why != nullptr) *why = fmt::format("damaged: {}", e.what());
     return std::nullopt;
   }
+}
+
+void remove_chunk_files(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("chunk-") && (name.ends_with(".bin") || name.ends_with(".bin.partial"))) {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+  if (std::filesystem::is_empty(dir, ec)) std::filesystem::remove(dir, ec);
 }
 
 }  // namespace rtf

@@ -22,4 +22,8 @@ void write_chunk_file(const std::filesystem::path& dir, const std::string& key, 
 std::optional<ChunkBytes> read_chunk_file(const std::filesystem::path& dir, const std::string& key, int64_t chunk,
                                           std::string* why = nullptr);
 
+// Removes the chunk files (and their temporary names) from `dir`, then `dir` itself if nothing else is left in it:
+// a folder the user named keeps whatever else it holds. No error when it does not exist.
+void remove_chunk_files(const std::filesystem::path& dir);
+
 }  // namespace rtf

@@ -6,7 +6,8 @@
 # (--devices cpu/2) and `-np 3`; PREFIX_edges.npz, _nodes.npz, _degree, _strength compared with cmp, the JSON without
 # its timings and device/rank counts; PREFIX_chunks/ removed once written. Restart: RTFMRI_CHUNK_LIMIT=3 stops the run
 # after three chunk files with an error and no output (a single process, then under mpirun); the run started again (on
-# another split) says it restored them and its outputs equal the uninterrupted run's. A bad input under mpirun ends
+# another split) says it restored them and its outputs equal the uninterrupted run's; the same through --chunk-dir
+# (a named folder keeps its other files) and with `--chunk-dir none`. A bad input under mpirun ends
 # every rank with the error, never a hang. `--help` names --devices and mpirun.
 #   usage: scale_connectome_checks.sh RTFMRI DATA_DIR WORK_DIR
 set -uo pipefail
@@ -96,6 +97,24 @@ env RTFMRI_CHUNK_LIMIT=3 "$RTFMRI" --devices cpu connectome "$B" --threshold 0.6
 out=$("$RTFMRI" --devices cpu connectome "$B" --threshold 0.5 --out "$W/other2" 2>&1)
 if [[ $out == *restored* ]]; then fail "chunks of r >= 0.6 restored for r >= 0.5: $out"; else pass "no restore across thresholds"; fi
 same_outputs "$W/other2" "$W/pearson_one" "pearson after another threshold's chunks"
+
+# --chunk-dir: the chunks in a named folder (restored from there); once written, only the chunk files go and the
+# folder's other files stay. `none`: no chunk files, the same outputs.
+mkdir -p "$W/scratch" && echo keep >"$W/scratch/notes.txt"
+env RTFMRI_CHUNK_LIMIT=3 "$RTFMRI" --devices cpu connectome "$B" --threshold 0.5 --out "$W/named" \
+  --chunk-dir "$W/scratch" >/dev/null 2>&1
+[[ $(compgen -G "$W/scratch/chunk-*.bin" | wc -l) -eq 3 ]] && pass "--chunk-dir holds the stopped run's chunks" \
+  || fail "--chunk-dir: $(ls "$W/scratch" 2>&1)"
+expect_ok "restarted from --chunk-dir" 'restored 3 chunk' "$RTFMRI" --devices cpu connectome "$B" --threshold 0.5 \
+  --out "$W/named" --chunk-dir "$W/scratch"
+same_outputs "$W/named" "$W/pearson_one" "pearson restarted from --chunk-dir"
+if [[ -f $W/scratch/notes.txt ]] && ! compgen -G "$W/scratch/chunk-*" >/dev/null; then
+  pass "--chunk-dir: chunk files removed, the folder's other file kept"
+else fail "--chunk-dir after the run: $(ls "$W/scratch" 2>&1)"; fi
+expect_ok "--chunk-dir none" 'edges' "$RTFMRI" --devices cpu/2 connectome "$B" --density 0.02 --absolute \
+  --out "$W/nochunks" --chunk-dir none
+same_outputs "$W/nochunks" "$W/density_one" "--chunk-dir none"
+[[ -e none ]] && fail "--chunk-dir none made a folder named none" || pass "--chunk-dir none writes no chunk folder"
 
 # Bad input under mpirun: the error on every rank's terminal, a non-zero exit, no hang.
 expect_error "a 3D image under mpirun" 'needs a 4D series' "${MPI[@]}" -np 2 "$RTFMRI" --devices cpu connectome \
