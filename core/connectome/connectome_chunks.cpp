@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <string_view>
 
@@ -16,7 +18,8 @@ namespace rtf {
 
 namespace {
 
-constexpr int64_t kConnectomeChunks = 64;
+constexpr int64_t kConnectomeChunks = 64;       // equal chunks below 2 x 48 tile rows
+constexpr int64_t kConnectomeLargeChunks = 48;  // large chunks (3/4 of the tiles), then as many of a third the size
 
 template <typename T>
 std::string_view bytes_of(const std::vector<T>& xs) {
@@ -38,15 +41,19 @@ int64_t tiles_before_row(int64_t rows, int64_t row) {
   return row * rows - row * (row - 1) / 2;
 }
 
-std::vector<int64_t> balanced_tile_row_bounds(int64_t nodes, int64_t chunks) {
+std::vector<int64_t> tile_row_bounds(int64_t nodes, const std::vector<double>& shares) {
   const int64_t rows = tile_row_count(nodes);
   if (rows == 0) return {0, 0};
-  chunks = std::clamp<int64_t>(chunks, 1, rows);
+  if (shares.empty()) throw std::invalid_argument("tile_row_bounds: no chunks");
+  const auto chunks = std::min<int64_t>(static_cast<int64_t>(shares.size()), rows);
+  const std::vector<double> kept(shares.begin(), shares.begin() + chunks);
+  const double sum = std::accumulate(kept.begin(), kept.end(), 0.0);
   const int64_t total = tiles_before_row(rows, rows);
   std::vector<int64_t> bounds{0};
+  double cumulative = 0.0;
   for (int64_t c = 1; c < chunks; ++c) {
-    // ceil(total c / chunks) without overflow (total < 2^47, c < 2^24).
-    const int64_t target = total / chunks * c + (total % chunks * c + chunks - 1) / chunks;
+    cumulative += kept[static_cast<size_t>(c) - 1];
+    const auto target = static_cast<int64_t>(std::ceil(cumulative / sum * static_cast<double>(total)));
     // The first row whose cumulative count reaches the target (the count rises with the row).
     int64_t lo = 0, hi = rows;
     while (lo < hi) {
@@ -64,8 +71,21 @@ std::vector<int64_t> balanced_tile_row_bounds(int64_t nodes, int64_t chunks) {
   return bounds;
 }
 
+std::vector<int64_t> balanced_tile_row_bounds(int64_t nodes, int64_t chunks) {
+  return tile_row_bounds(nodes, std::vector<double>(static_cast<size_t>(std::max<int64_t>(1, chunks)), 1.0));
+}
+
+std::vector<int64_t> connectome_chunk_bounds(int64_t nodes) {
+  if (tile_row_count(nodes) < 2 * kConnectomeLargeChunks) {
+    return balanced_tile_row_bounds(nodes, std::min(kConnectomeChunks, tile_row_count(nodes)));
+  }
+  std::vector<double> shares(static_cast<size_t>(kConnectomeLargeChunks), 3.0);
+  shares.resize(static_cast<size_t>(2 * kConnectomeLargeChunks), 1.0);
+  return tile_row_bounds(nodes, shares);
+}
+
 int64_t connectome_chunk_count(int64_t nodes) {
-  return std::max<int64_t>(1, std::min(kConnectomeChunks, tile_row_count(nodes)));
+  return static_cast<int64_t>(connectome_chunk_bounds(nodes).size()) - 1;
 }
 
 void correlation_rows(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold, TileRows rows,
@@ -153,7 +173,7 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
   t.value = r.value<double>();
   t.absolute = r.value<uint8_t>() != 0;
   const int64_t nodes = static_cast<int64_t>(series.nodes());
-  const std::vector<int64_t> bounds = balanced_tile_row_bounds(nodes, connectome_chunk_count(nodes));
+  const std::vector<int64_t> bounds = connectome_chunk_bounds(nodes);
   const auto chunks = static_cast<int64_t>(bounds.size()) - 1;
   const uint8_t absolute = t.absolute ? 1 : 0;
   ChunkJob job;

@@ -24,13 +24,20 @@ int64_t tile_row_count(int64_t nodes);
 // Tiles of the upper triangle of `rows` tile rows in rows [0, row): row t holds rows - t tiles.
 int64_t tiles_before_row(int64_t rows, int64_t row);
 
-// chunks + 1 ascending row bounds from 0 to tile_row_count(nodes): chunk c is rows [bounds[c], bounds[c + 1]), at
-// least one row, ending at the first row where the triangle's cumulative tiles reach (c + 1) / chunks of them.
-// `chunks` is clamped to [1, rows]; no rows (N = 0): {0, 0}.
+// shares.size() + 1 ascending row bounds from 0 to tile_row_count(nodes): chunk c is rows [bounds[c], bounds[c + 1]),
+// at least one row, ending at the first row where the triangle's cumulative tiles reach the chunks' cumulative share
+// (shares: positive relative sizes). With more chunks than rows, the first `rows` shares' chunks are kept (each one
+// row). No rows (N = 0): {0, 0}.
+std::vector<int64_t> tile_row_bounds(int64_t nodes, const std::vector<double>& shares);
+
+// `chunks` (clamped to [1, rows]) of equal shares.
 std::vector<int64_t> balanced_tile_row_bounds(int64_t nodes, int64_t chunks);
 
-// The chunk count for N nodes: 64, or the number of tile rows when there are fewer. It does not depend on the devices,
-// so the chunk files of a stopped run serve a restart on other devices or ranks.
+// The connectome pass's chunks for N nodes. From 96 tile rows: 48 chunks holding three quarters of the tiles, then
+// 48 a third their size, so that the devices run out of work together at the end of the pass (equal tiles are not
+// of equal time); fewer rows: equal chunks, 64 or one per row. Fixed by N, not by the devices, so the chunk files of a
+// stopped run serve a restart on other devices or ranks.
+std::vector<int64_t> connectome_chunk_bounds(int64_t nodes);
 int64_t connectome_chunk_count(int64_t nodes);
 
 // One device's series kept between the chunks of a pass, for whichever method runs (one per device slot).
@@ -68,7 +75,7 @@ struct SpreadPassOptions {
 };
 
 // One pass over every pair of `series` (the same on every rank) spread over the workers' devices and ranks in the
-// chunks of connectome_chunk_count. The threshold is rank 0's (sent to every rank); the chunk key is options.key with
+// chunks of connectome_chunk_bounds. The threshold is rank 0's (sent to every rank); the chunk key is options.key with
 // the threshold and the chunking. `sink` is called on rank 0 only, once per chunk in chunk order, with the chunk's
 // edges sorted by (i, j). Each device keeps the series from its first chunk of the pass to the pass's end
 // (ResidentCorrelation). A failure on any rank or device ends the job (Workers::run).

@@ -106,6 +106,25 @@ void expect_chunks_equal_whole(const RowsRun& run, const std::vector<int64_t>& b
   EXPECT_TRUE(same_edges(merged, whole)) << merged.size() << " edges from the chunks, " << whole.size() << " whole";
 }
 
+TEST(ConnectomeChunks, PassChunksTaperAtTheEnd) {
+  // From 96 tile rows: 48 chunks of 1/64 of the tiles each, then 48 of 1/192, each within one row's tiles.
+  for (int64_t nodes : {96 * 128 - 5, 100000, 1561152}) {
+    const int64_t rows = tile_row_count(nodes);
+    const auto total = static_cast<double>(tiles_before_row(rows, rows));
+    const std::vector<int64_t> b = connectome_chunk_bounds(nodes);
+    ASSERT_EQ(b.size(), 97u) << nodes;
+    EXPECT_EQ(b.front(), 0);
+    EXPECT_EQ(b.back(), rows);
+    for (size_t c = 0; c + 1 < b.size(); ++c) {
+      ASSERT_LT(b[c], b[c + 1]);
+      const auto tiles = static_cast<double>(tiles_before_row(rows, b[c + 1]) - tiles_before_row(rows, b[c]));
+      EXPECT_LE(std::abs(tiles - total / (c < 48 ? 64.0 : 192.0)), static_cast<double>(rows))
+          << nodes << " nodes, chunk " << c;
+    }
+  }
+  EXPECT_THROW(tile_row_bounds(1000, {}), std::invalid_argument);
+}
+
 TEST(ConnectomeChunks, BalancedBoundsCoverTheTriangle) {
   for (int64_t nodes : {1, 127, 128, 389, 5000, 300000}) {
     const int64_t rows = tile_row_count(nodes);
@@ -128,7 +147,8 @@ TEST(ConnectomeChunks, BalancedBoundsCoverTheTriangle) {
     }
   }
   EXPECT_EQ(connectome_chunk_count(kNodes), 4);
-  EXPECT_EQ(connectome_chunk_count(100000), 64);
+  EXPECT_EQ(connectome_chunk_count(95 * 128), 64);  // 95 tile rows: 64 equal chunks
+  EXPECT_EQ(connectome_chunk_count(100000), 96);
   EXPECT_THROW(thresholded_correlations(*two_devices()[0], NodeSeries{}, {}, [](std::span<const Edge>) {}, {}, 0, 0,
                                         {.first = 0, .end = 3}),
                std::invalid_argument);
