@@ -17,10 +17,13 @@ with the first configuration's (bit for bit; JSON reports without their timing a
       the first configuration (--warmup-each: every one) runs --warmup times untimed (kernel caches), then each
       --runs times;
       the JSON has per configuration the median wall time, the command's own compute time, speed-up and efficiency
-      against the first configuration (which must use one device), and whether the outputs were equal.
+      against the first configuration (which must use one device), and whether the outputs were equal;
+      --digest compares outputs by digests (blake2b of 256 MiB segments, in parallel threads) and removes each run's
+      outputs once digested: for outputs too large to keep twice (a connectome at density 1% of 10^6 nodes: 120 GB).
 numpy only (no nibabel): tests/cli/nifti_min.py writes the NIfTI files.
 """
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -28,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -187,6 +191,35 @@ def same_outputs(a, b):
     return True, ""
 
 
+SEGMENT = 256 << 20
+
+
+def file_digest(path, pool):
+    """blake2b of each 256 MiB segment (read and hashed on the pool's threads: both release the GIL), then of those."""
+    size = os.path.getsize(path)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        parts = pool.map(lambda at: hashlib.blake2b(os.pread(fd, SEGMENT, at)).digest(), range(0, size, SEGMENT))
+        return hashlib.blake2b(b"".join(parts) + size.to_bytes(8, "little")).hexdigest()
+    finally:
+        os.close(fd)
+
+
+def output_digests(out):
+    """{relative path: digest} of every output file (JSON reports: their content without timings and devices)."""
+    digests = {}
+    with ThreadPoolExecutor(max_workers=min(32, os.cpu_count() or 1)) as pool:
+        for root, _, files in os.walk(out):
+            for name in files:
+                path = os.path.join(root, name)
+                rel = os.path.relpath(path, out)
+                if name.endswith(".json"):
+                    digests[rel] = json.dumps(strip(json.load(open(path)), set()), sort_keys=True)
+                else:
+                    digests[rel] = file_digest(path, pool)
+    return digests
+
+
 def device_count(rtfmri, spec):
     """How many devices `--devices spec` opens in one process (from `rtfmri --devices SPEC devices`)."""
     p = subprocess.run(rtfmri.split() + ["--devices", spec, "devices"], stdout=subprocess.PIPE, text=True)
@@ -214,6 +247,7 @@ def run(a):
     results = []
     gpus = gpu_specs(a.rtfmri)
     base_out = None
+    base_digests = None
     for config in a.configs.split(";"):
         kind, _, value = config.partition("=")
         prefix = []
@@ -252,6 +286,11 @@ def run(a):
             walls.append(wall)
             computes.append(compute_seconds(a.case, out))
             print(f"{a.case} {config} run {r + 1}: {wall:.2f} s (compute {computes[-1]})", flush=True)
+            if a.digest:
+                t0 = time.monotonic()
+                digests = output_digests(out)
+                shutil.rmtree(out, ignore_errors=True)
+                print(f"  digested {len(digests)} file(s) in {time.monotonic() - t0:.1f} s", flush=True)
         entry = {
             "config": config,
             "devices": devices,
@@ -260,7 +299,16 @@ def run(a):
             "walls_s": walls,
             "compute_median_s": statistics.median([c for c in computes if c is not None]) if any(computes) else None,
         }
-        if base_out is None:
+        if a.digest:
+            if base_digests is None:
+                base_digests = digests
+                entry["outputs_equal_to_first"] = True
+            else:
+                differ = sorted(k for k in set(base_digests) | set(digests) if base_digests.get(k) != digests.get(k))
+                entry["outputs_equal_to_first"] = not differ
+                if differ:
+                    entry["difference"] = ", ".join(differ)
+        elif base_out is None:
             base_out = out + ".base"
             shutil.rmtree(base_out, ignore_errors=True)
             shutil.copytree(out, base_out)
@@ -312,6 +360,7 @@ def main():
     r.add_argument("--rtfmri", default="rtfmri")
     r.add_argument("--mpirun", default="mpirun --oversubscribe")
     r.add_argument("--args", default="")
+    r.add_argument("--digest", action="store_true", help="compare outputs by digests and remove them after each run")
     r.add_argument("--out", required=True)
     a = ap.parse_args()
     {"make-randomise": make_randomise, "make-bedpost": make_bedpost, "make-connectome": make_connectome, "run": run}[

@@ -11,8 +11,10 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "core/connectome/edge_sort.hpp"
 #include "core/connectome/kendall.hpp"
 #include "core/util/hash.hpp"
+#include "core/util/host_threads.hpp"
 
 namespace rtf {
 
@@ -99,9 +101,8 @@ void correlation_rows(Device& device, const NodeSeries& series, const Correlatio
   }
 }
 
-ChunkBytes edges_to_bytes(std::vector<Edge> edges) {
-  std::sort(edges.begin(), edges.end(),
-            [](const Edge& a, const Edge& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; });
+ChunkBytes edges_to_bytes(std::vector<Edge> edges, size_t workers) {
+  sort_edges(edges, workers);
   ChunkWriter w;
   w.values(edges);
   return w.take();
@@ -184,7 +185,9 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
   job.chunk_dir = options.chunk_dir;
   // Each slot's series, kept from its first chunk to the end of the pass (a slot runs on one thread at a time).
   std::vector<ResidentCorrelation> resident(static_cast<size_t>(workers.device_count()));
-  job.compute = [&series, &bounds, &resident, t](Device& device, int slot, int64_t chunk) {
+  // Each device's thread sorts its chunk's edges on its share of the host's cores.
+  const size_t sort_threads = std::max<size_t>(1, host_thread_count() / static_cast<size_t>(workers.device_count()));
+  job.compute = [&series, &bounds, &resident, t, sort_threads](Device& device, int slot, int64_t chunk) {
     std::vector<Edge> edges;
     correlation_rows(
         device, series, t, {.first = bounds[static_cast<size_t>(chunk)], .end = bounds[static_cast<size_t>(chunk) + 1]},
@@ -193,7 +196,7 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
           edges.insert(edges.end(), found.begin(), found.end());
         },
         &resident.at(static_cast<size_t>(slot)));
-    return edges_to_bytes(std::move(edges));
+    return edges_to_bytes(std::move(edges), sort_threads);
   };
   // Rank 0 hands each chunk's edges to the sink in chunk order as they arrive (a chunk that comes early waits for the
   // ones before it), so the results of a dense pass are never all held at once.

@@ -53,8 +53,9 @@ struct ResidentCorrelation {
 void correlation_rows(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold, TileRows rows,
                       const EdgeSink& sink, ResidentCorrelation* resident = nullptr);
 
-// A chunk's edges sorted by (i, j) as bytes; and back, appended to `out` (std::runtime_error for a damaged payload).
-ChunkBytes edges_to_bytes(std::vector<Edge> edges);
+// A chunk's edges sorted by (i, j) as bytes (sort_edges on `workers` host threads, 0: all); and back, appended to `out`
+// (std::runtime_error for a damaged payload).
+ChunkBytes edges_to_bytes(std::vector<Edge> edges, size_t workers = 0);
 void append_edges(const ChunkBytes& bytes, std::vector<Edge>& out);
 
 // Rank 0's series (prepared there: mask, normalisation on its first device) sent to every other rank, which passes an

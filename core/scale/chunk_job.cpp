@@ -138,6 +138,8 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
           ChunkBytes bytes = job.compute(device, static_cast<int>(slot), chunk);
           t_cancelled = nullptr;
           const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+          spdlog::debug("{}: chunk {} on device {}: {:.3f} s (started at {:.3f} s)", job.name, chunk, slot, seconds,
+                        started_at);
           std::lock_guard lock(box.mutex);
           device_seconds[slot] += seconds;
           if (schedule.finish(*k, slot, seconds)) {

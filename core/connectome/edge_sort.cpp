@@ -1,0 +1,71 @@
+// Counting sort by row, then rows by column, both spread over host threads.
+#include "core/connectome/edge_sort.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/util/host_threads.hpp"
+
+namespace rtf {
+
+namespace {
+
+bool before(const Edge& a, const Edge& b) {
+  return a.i != b.i ? a.i < b.i : a.j < b.j;
+}
+
+constexpr size_t kEdgesPerWorker = size_t{1} << 16;  // below this a thread is not worth starting
+
+}  // namespace
+
+void sort_edges(std::vector<Edge>& edges, size_t workers) {
+  const size_t n = edges.size();
+  workers =
+      std::clamp<size_t>(workers > 0 ? workers : host_thread_count(), 1, std::max<size_t>(1, n / kEdgesPerWorker));
+  if (n < 2) return;
+  const auto [lo, hi] =
+      std::minmax_element(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.i < b.i; });
+  const int64_t first = lo->i;
+  const auto rows = static_cast<size_t>(static_cast<int64_t>(hi->i) - first + 1);
+  // Rows far outnumbering the edges (a sparse list): the counts would cost more than they save.
+  if (rows * workers > 4 * n + 4096) {
+    std::sort(edges.begin(), edges.end(), before);
+    return;
+  }
+  // 1. Each thread's count per row over its range of the list.
+  std::vector<std::vector<int64_t>> counts(workers);
+  host_ranges(n, workers, [&](size_t begin, size_t end, size_t w) {
+    std::vector<int64_t>& c = counts[w];
+    c.assign(rows, 0);
+    for (size_t e = begin; e < end; ++e) ++c[static_cast<size_t>(edges[e].i - first)];
+  });
+  // 2. Where each thread's edges of each row go: rows in order, threads in order within a row.
+  std::vector<int64_t> row_start(rows + 1, 0);
+  int64_t at = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    row_start[r] = at;
+    for (size_t w = 0; w < workers; ++w) {
+      const int64_t c = counts[w][r];
+      counts[w][r] = at;
+      at += c;
+    }
+  }
+  row_start[rows] = at;
+  // 3. Scatter, then each row by column.
+  std::vector<Edge> sorted(n);
+  host_ranges(n, workers, [&](size_t begin, size_t end, size_t w) {
+    std::vector<int64_t>& next = counts[w];
+    for (size_t e = begin; e < end; ++e)
+      sorted[static_cast<size_t>(next[static_cast<size_t>(edges[e].i - first)]++)] = edges[e];
+  });
+  counts = {};
+  host_ranges(rows, workers, [&](size_t begin, size_t end, size_t) {
+    for (size_t r = begin; r < end; ++r) {
+      std::sort(sorted.begin() + row_start[r], sorted.begin() + row_start[r + 1],
+                [](const Edge& a, const Edge& b) { return a.j < b.j; });
+    }
+  });
+  edges.swap(sorted);
+}
+
+}  // namespace rtf
