@@ -277,6 +277,8 @@ def run(a):
             t0 = time.monotonic()
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             wall = time.monotonic() - t0
+            with open(out + ".log", "w") as log:  # the last run's log beside its outputs
+                log.write(p.stdout)
             if p.returncode != 0:
                 print(p.stdout[-3000:])
                 sys.exit(f"{config}: exit status {p.returncode}")
@@ -300,6 +302,7 @@ def run(a):
             "compute_median_s": statistics.median([c for c in computes if c is not None]) if any(computes) else None,
         }
         if a.digest:
+            entry["digests"] = digests
             if base_digests is None:
                 base_digests = digests
                 entry["outputs_equal_to_first"] = True
