@@ -108,17 +108,20 @@ ChunkBytes edges_to_bytes(std::vector<Edge> edges, size_t workers) {
   return w.take();
 }
 
-void append_edges(const ChunkBytes& bytes, std::vector<Edge>& out) {
-  // The list's count, then the edges: copied straight into `out` (a chunk of a dense pass holds ~10^8 edges).
+std::span<const Edge> edges_in_bytes(const ChunkBytes& bytes) {
+  // The list's count, then the edges (written from a std::vector<Edge>: 8-byte aligned after the count).
   uint64_t n = 0;
   if (bytes.size() < sizeof(n)) throw std::runtime_error("connectome chunk: shorter than its edge count");
   std::memcpy(&n, bytes.data(), sizeof(n));
   if (n != (bytes.size() - sizeof(n)) / sizeof(Edge) || (bytes.size() - sizeof(n)) % sizeof(Edge) != 0) {
     throw std::runtime_error("connectome chunk: its size disagrees with its edge count");
   }
-  const size_t at = out.size();
-  out.resize(at + n);
-  if (n > 0) std::memcpy(out.data() + at, bytes.data() + sizeof(n), n * sizeof(Edge));
+  return {reinterpret_cast<const Edge*>(bytes.data() + sizeof(n)), static_cast<size_t>(n)};
+}
+
+void append_edges(const ChunkBytes& bytes, std::vector<Edge>& out) {
+  const std::span<const Edge> edges = edges_in_bytes(bytes);
+  out.insert(out.end(), edges.begin(), edges.end());
 }
 
 void broadcast_series(const Ranks& ranks, NodeSeries& series) {
@@ -187,8 +190,15 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
   std::vector<ResidentCorrelation> resident(static_cast<size_t>(workers.device_count()));
   // Each device's thread sorts its chunk's edges on its share of the host's cores.
   const size_t sort_threads = std::max<size_t>(1, host_thread_count() / static_cast<size_t>(workers.device_count()));
-  job.compute = [&series, &bounds, &resident, t, sort_threads](Device& device, int slot, int64_t chunk) {
-    std::vector<Edge> edges;
+  // And its edge lists, kept between chunks so that their memory is not allocated (and faulted in) again each time.
+  struct EdgeBuffers {
+    std::vector<Edge> found, scratch;
+  };
+  std::vector<EdgeBuffers> buffers(static_cast<size_t>(workers.device_count()));
+  job.compute = [&series, &bounds, &resident, &buffers, t, sort_threads](Device& device, int slot, int64_t chunk) {
+    EdgeBuffers& buffer = buffers.at(static_cast<size_t>(slot));
+    std::vector<Edge>& edges = buffer.found;
+    edges.clear();
     correlation_rows(
         device, series, t, {.first = bounds[static_cast<size_t>(chunk)], .end = bounds[static_cast<size_t>(chunk) + 1]},
         [&](std::span<const Edge> found) {
@@ -196,17 +206,17 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
           edges.insert(edges.end(), found.begin(), found.end());
         },
         &resident.at(static_cast<size_t>(slot)));
-    return edges_to_bytes(std::move(edges), sort_threads);
+    sort_edges(edges, sort_threads, &buffer.scratch);
+    ChunkWriter w;
+    w.values(edges);
+    return w.take();
   };
   // Rank 0 hands each chunk's edges to the sink in chunk order as they arrive (a chunk that comes early waits for the
   // ones before it), so the results of a dense pass are never all held at once.
   std::map<int64_t, ChunkBytes> early;
   int64_t next = 0;
-  std::vector<Edge> edges;
   const auto deliver = [&](const ChunkBytes& bytes) {
-    edges.clear();
-    append_edges(bytes, edges);
-    sink(edges);
+    sink(edges_in_bytes(bytes));
     ++next;
   };
   job.keep_results = false;

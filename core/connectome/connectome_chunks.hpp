@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,8 @@ void correlation_rows(Device& device, const NodeSeries& series, const Correlatio
 // (std::runtime_error for a damaged payload).
 ChunkBytes edges_to_bytes(std::vector<Edge> edges, size_t workers = 0);
 void append_edges(const ChunkBytes& bytes, std::vector<Edge>& out);
+// The edges of a chunk's bytes in place (std::runtime_error for a damaged payload); valid while `bytes` lives.
+std::span<const Edge> edges_in_bytes(const ChunkBytes& bytes);
 
 // Rank 0's series (prepared there: mask, normalisation on its first device) sent to every other rank, which passes an
 // empty one: every rank then correlates the same floats whatever its devices. No-op for a job of one process.

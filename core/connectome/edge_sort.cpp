@@ -18,7 +18,7 @@ constexpr size_t kEdgesPerWorker = size_t{1} << 16;  // below this a thread is n
 
 }  // namespace
 
-void sort_edges(std::vector<Edge>& edges, size_t workers) {
+void sort_edges(std::vector<Edge>& edges, size_t workers, std::vector<Edge>* scratch) {
   const size_t n = edges.size();
   workers =
       std::clamp<size_t>(workers > 0 ? workers : host_thread_count(), 1, std::max<size_t>(1, n / kEdgesPerWorker));
@@ -52,7 +52,9 @@ void sort_edges(std::vector<Edge>& edges, size_t workers) {
   }
   row_start[rows] = at;
   // 3. Scatter, then each row by column.
-  std::vector<Edge> sorted(n);
+  std::vector<Edge> own;
+  std::vector<Edge>& sorted = scratch != nullptr ? *scratch : own;
+  sorted.resize(n);
   host_ranges(n, workers, [&](size_t begin, size_t end, size_t w) {
     std::vector<int64_t>& next = counts[w];
     for (size_t e = begin; e < end; ++e)

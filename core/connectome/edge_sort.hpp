@@ -11,7 +11,8 @@
 
 namespace rtf {
 
-// `workers`: host threads (0: host_thread_count()). The order depends on nothing but the edges.
-void sort_edges(std::vector<Edge>& edges, size_t workers = 0);
+// `workers`: host threads (0: host_thread_count()). The order depends on nothing but the edges. `scratch`, given, is
+// the second buffer (swapped with `edges`; kept by the caller for the next call, its memory already there).
+void sort_edges(std::vector<Edge>& edges, size_t workers = 0, std::vector<Edge>* scratch = nullptr);
 
 }  // namespace rtf

@@ -1,4 +1,6 @@
-// Edge list -> symmetric CSR (counting sort by row, then each row sorted by column), graph measures, .npz writing.
+// Edge list -> symmetric CSR on the host's threads: a stable counting sort by row (per-thread counts over contiguous
+// ranges of the list, offsets per (row, thread)), which leaves every row's columns ascending for edges sorted by
+// (i, j); a row found out of order (edges in another order) is sorted alone. Graph measures; .npz writing.
 #include "core/connectome/sparse_graph.hpp"
 
 #include <fmt/format.h>
@@ -8,77 +10,149 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "core/io/npz_writer.hpp"
+#include "core/util/host_threads.hpp"
 
 namespace rtf {
+namespace {
 
-SymmetricCsr symmetric_csr(int64_t n, const std::vector<Edge>& edges) {
+// f(first_row, end_row) for `workers` ranges of rows holding about equal numbers of stored values.
+template <typename F>
+void balanced_rows(const SymmetricCsr& g, size_t workers, F f) {
+  const int64_t stored = g.indptr.back();
+  host_ranges(workers, workers, [&](size_t, size_t, size_t w) {
+    const auto row_at = [&](size_t k) {
+      if (k == workers) return g.n;
+      const int64_t target = stored * static_cast<int64_t>(k) / static_cast<int64_t>(workers);
+      return std::min<int64_t>(g.n, std::lower_bound(g.indptr.begin(), g.indptr.end(), target) - g.indptr.begin());
+    };
+    f(row_at(w), row_at(w + 1));
+  });
+}
+
+// Columns ascending (and, for a repeated column, r ascending), as a sort of the (column, r) pairs leaves them.
+bool row_in_order(const SymmetricCsr& g, size_t begin, size_t end) {
+  for (size_t k = begin + 1; k < end; ++k) {
+    if (g.indices[k] < g.indices[k - 1] || (g.indices[k] == g.indices[k - 1] && g.data[k] < g.data[k - 1])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void sort_row(SymmetricCsr& g, size_t begin, size_t end, std::vector<std::pair<int32_t, float>>& row) {
+  row.clear();
+  for (size_t k = begin; k < end; ++k) row.emplace_back(g.indices[k], g.data[k]);
+  std::sort(row.begin(), row.end());
+  for (size_t k = begin; k < end; ++k) std::tie(g.indices[k], g.data[k]) = row[k - begin];
+}
+
+}  // namespace
+
+SymmetricCsr symmetric_csr(int64_t n, const std::vector<Edge>& edges, size_t workers) {
+  if (n < 0) throw std::invalid_argument(fmt::format("symmetric_csr: {} nodes", n));
+  const size_t count = edges.size();
+  const auto rows = static_cast<size_t>(n);
+  // One count array of n per thread: at most one thread per n edges, so that they never outgrow the edge list.
+  workers = std::clamp<size_t>(count / std::max<size_t>(rows, 1), 1, workers > 0 ? workers : host_thread_count());
+  // Per-thread counts per row (validating the edges); then each (row, thread)'s first slot.
+  std::vector<std::vector<int64_t>> next(workers);
+  std::vector<size_t> first_bad(workers, count);
+  host_ranges(count, workers, [&](size_t begin, size_t end, size_t w) {
+    std::vector<int64_t>& counts = next[w];
+    counts.assign(rows, 0);
+    for (size_t k = begin; k < end; ++k) {
+      const Edge& e = edges[k];
+      if (e.i < 0 || e.j < 0 || e.i >= n || e.j >= n || e.i == e.j) {
+        first_bad[w] = k;
+        return;
+      }
+      ++counts[static_cast<size_t>(e.i)];
+      ++counts[static_cast<size_t>(e.j)];
+    }
+  });
+  const size_t bad = *std::min_element(first_bad.begin(), first_bad.end());
+  if (bad < count) {
+    throw std::invalid_argument(
+        fmt::format("edge {} ({}, {}): a node outside 0..{} or a self-loop", bad, edges[bad].i, edges[bad].j, n - 1));
+  }
   SymmetricCsr g;
   g.n = n;
-  g.indptr.assign(static_cast<size_t>(n) + 1, 0);
-  for (const Edge& e : edges) {
-    if (e.i < 0 || e.j < 0 || e.i >= n || e.j >= n || e.i == e.j) {
-      throw std::invalid_argument(fmt::format("edge ({}, {}) outside 0..{} or a self-loop", e.i, e.j, n - 1));
+  g.indptr.assign(rows + 1, 0);
+  host_ranges(rows, workers, [&](size_t begin, size_t end, size_t) {
+    for (size_t r = begin; r < end; ++r) {
+      for (const std::vector<int64_t>& counts : next) g.indptr[r + 1] += counts[r];
     }
-    ++g.indptr[static_cast<size_t>(e.i) + 1];
-    ++g.indptr[static_cast<size_t>(e.j) + 1];
-  }
+  });
   std::partial_sum(g.indptr.begin(), g.indptr.end(), g.indptr.begin());
-  g.indices.resize(2 * edges.size());
-  g.data.resize(2 * edges.size());
-  std::vector<int64_t> next(g.indptr.begin(), g.indptr.end() - 1);
-  for (const Edge& e : edges) {
-    for (const auto& [from, to] : {std::pair{e.i, e.j}, std::pair{e.j, e.i}}) {
-      const auto slot = static_cast<size_t>(next[static_cast<size_t>(from)]++);
-      g.indices[slot] = to;
-      g.data[slot] = e.r;
+  host_ranges(rows, workers, [&](size_t begin, size_t end, size_t) {
+    for (size_t r = begin; r < end; ++r) {
+      int64_t slot = g.indptr[r];
+      for (std::vector<int64_t>& counts : next) slot += std::exchange(counts[r], slot);
     }
-  }
-  std::vector<std::pair<int32_t, float>> row;
-  for (int64_t i = 0; i < n; ++i) {
-    const auto begin = static_cast<size_t>(g.indptr[static_cast<size_t>(i)]);
-    const auto end = static_cast<size_t>(g.indptr[static_cast<size_t>(i) + 1]);
-    row.clear();
-    for (size_t k = begin; k < end; ++k) row.emplace_back(g.indices[k], g.data[k]);
-    std::sort(row.begin(), row.end());
-    for (size_t k = begin; k < end; ++k) std::tie(g.indices[k], g.data[k]) = row[k - begin];
-  }
+  });
+  // The scatter: each thread fills its slots of every row, threads in the list's order, so each row keeps the list's
+  // order (row r: the i of edges (i, r), then the j of edges (r, j)).
+  g.indices.resize(2 * count);
+  g.data.resize(2 * count);
+  host_ranges(count, workers, [&](size_t begin, size_t end, size_t w) {
+    std::vector<int64_t>& slots = next[w];
+    for (size_t k = begin; k < end; ++k) {
+      const Edge& e = edges[k];
+      const auto to_j = static_cast<size_t>(slots[static_cast<size_t>(e.i)]++);
+      g.indices[to_j] = e.j;
+      g.data[to_j] = e.r;
+      const auto to_i = static_cast<size_t>(slots[static_cast<size_t>(e.j)]++);
+      g.indices[to_i] = e.i;
+      g.data[to_i] = e.r;
+    }
+  });
+  next = {};
+  balanced_rows(g, workers, [&](int64_t first, int64_t last) {
+    std::vector<std::pair<int32_t, float>> row;
+    for (auto r = static_cast<size_t>(first); r < static_cast<size_t>(last); ++r) {
+      const auto begin = static_cast<size_t>(g.indptr[r]), end = static_cast<size_t>(g.indptr[r + 1]);
+      if (!row_in_order(g, begin, end)) sort_row(g, begin, end, row);
+    }
+  });
   return g;
 }
 
-std::vector<int64_t> degree(const SymmetricCsr& g) {
+std::vector<int64_t> degree(const SymmetricCsr& g, size_t workers) {
   std::vector<int64_t> d(static_cast<size_t>(g.n));
-  for (size_t i = 0; i < d.size(); ++i) d[i] = g.indptr[i + 1] - g.indptr[i];
+  host_ranges(d.size(), workers > 0 ? workers : host_thread_count(), [&](size_t begin, size_t end, size_t) {
+    for (size_t i = begin; i < end; ++i) d[i] = g.indptr[i + 1] - g.indptr[i];
+  });
   return d;
 }
 
-std::vector<double> strength(const SymmetricCsr& g) {
+std::vector<double> strength(const SymmetricCsr& g, size_t workers) {
   std::vector<double> s(static_cast<size_t>(g.n), 0.0);
-  for (size_t i = 0; i < s.size(); ++i) {
-    for (auto k = static_cast<size_t>(g.indptr[i]); k < static_cast<size_t>(g.indptr[i + 1]); ++k) s[i] += g.data[k];
-  }
+  balanced_rows(g, workers > 0 ? workers : host_thread_count(), [&](int64_t first, int64_t last) {
+    for (auto i = static_cast<size_t>(first); i < static_cast<size_t>(last); ++i) {
+      for (auto k = static_cast<size_t>(g.indptr[i]); k < static_cast<size_t>(g.indptr[i + 1]); ++k) s[i] += g.data[k];
+    }
+  });
   return s;
 }
 
-void write_csr_npz(const std::filesystem::path& path, const SymmetricCsr& g) {
-  using io::npy_member;
-  std::vector<io::NpyMember> members;
+void write_csr_npz(const std::filesystem::path& path, const SymmetricCsr& g, bool force_int64,
+                   const io::NpzWriteOptions& options) {
   const auto nnz = static_cast<int64_t>(g.indices.size());
-  if (nnz < std::numeric_limits<int32_t>::max()) {
-    const std::vector<int32_t> indptr(g.indptr.begin(), g.indptr.end());
-    members.push_back(npy_member<int32_t>("indices", "<i4", {nnz}, g.indices));
-    members.push_back(npy_member<int32_t>("indptr", "<i4", {g.n + 1}, indptr));
+  const std::span<const int32_t> indices(g.indices);
+  const std::span<const int64_t> indptr(g.indptr);
+  std::vector<io::NpyMember> members;
+  if (!force_int64 && nnz < std::numeric_limits<int32_t>::max()) {
+    members.push_back(io::npy_view<int32_t>("indices", "<i4", {nnz}, indices));
+    members.push_back(io::npy_converted<int32_t, int64_t>("indptr", "<i4", {g.n + 1}, indptr));
   } else {
-    const std::vector<int64_t> indices(g.indices.begin(), g.indices.end());
-    members.push_back(npy_member<int64_t>("indices", "<i8", {nnz}, indices));
-    members.push_back(npy_member<int64_t>("indptr", "<i8", {g.n + 1}, g.indptr));
+    members.push_back(io::npy_converted<int64_t, int32_t>("indices", "<i8", {nnz}, indices));
+    members.push_back(io::npy_view<int64_t>("indptr", "<i8", {g.n + 1}, indptr));
   }
   const std::string format = "csr";
-  members.push_back({"format", "|S3", {}, std::vector<uint8_t>(format.begin(), format.end())});
-  const std::vector<int64_t> shape{g.n, g.n};
-  members.push_back(npy_member<int64_t>("shape", "<i8", {2}, shape));
-  members.push_back(npy_member<float>("data", "<f4", {nnz}, g.data));
-  io::write_npz(path, members);
+  members.push_back(io::npy_member<char>("format", "|S3", {}, format));
+  members.push_back(io::npy_member<int64_t>("shape", "<i8", {2}, std::vector<int64_t>{g.n, g.n}));
+  members.push_back(io::npy_view<float>("data", "<f4", {nnz}, g.data));
+  io::write_npz(path, members, options);
 }
 
 }  // namespace rtf

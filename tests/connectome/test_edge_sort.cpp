@@ -1,6 +1,7 @@
 // ctest-label: unit
 // sort_edges (counting sort by row over threads, then rows by column) gives std::sort's order on fresh random edges
-// for 1, 3 and 8 threads: rows dense and sparse, one row, unsorted input of 300,000 edges, empty and single lists.
+// for 1, 3 and 8 threads: rows dense and sparse, one row, unsorted input of 300,000 edges, empty and single lists;
+// and through a scratch buffer kept between calls.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,6 +48,15 @@ TEST(EdgeSort, EqualsStdSort) {
     expect_sorted_like_std(random_edges(rng, 5000, 0, 900000, 1000000), workers);    // rows >> edges
     expect_sorted_like_std({}, workers);
     expect_sorted_like_std({{3, 9, 0.5f}}, workers);
+  }
+  // A scratch buffer kept between calls (larger, then smaller lists) gives the same order.
+  std::vector<Edge> scratch;
+  for (size_t n : {size_t{250000}, size_t{40000}, size_t{90000}}) {
+    std::vector<Edge> edges = random_edges(rng, n, 0, 3000, 100000), expected = edges;
+    sort_edges(expected, 1);
+    sort_edges(edges, 4, &scratch);
+    ASSERT_EQ(edges.size(), expected.size());
+    for (size_t k = 0; k < n; ++k) ASSERT_TRUE(edges[k].i == expected[k].i && edges[k].j == expected[k].j) << k;
   }
 }
 
