@@ -116,7 +116,7 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
                                   .chunk_dir = chunk_dir,
                                   .progress = std::ref(progress),
                                   .stats = &stats};
-  std::vector<Edge> edges;
+  HostArray<Edge> edges;
   const cli::Stopwatch compute;
   double threshold = args.threshold;
   int passes = 1;

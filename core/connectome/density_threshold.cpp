@@ -89,11 +89,8 @@ DensityEdges edges_at_density(const CorrelationPass& pass, const NodeSeries& ser
   start = Clock::now();
   // The candidate cut: the sample's value at 1.5 times the density (plus a few sample pairs), doubled each retry.
   double fraction = std::min(1.0, margin * density + (margin >= 1.0 ? 8.0 / static_cast<double>(sample.size()) : 0.0));
-  std::vector<Edge> candidates;
-  // Room for the expected candidates (margin x k, a little more) up front: growing a list of 10^9 edges by doubling
-  // would need twice its memory for a moment.
-  candidates.reserve(static_cast<size_t>(std::min<double>(
-      static_cast<double>(out.pairs), 1.1 * std::max(margin, 1.0) * static_cast<double>(out.requested) + 1024)));
+  // The candidates in pieces, one per call of the sink (a chunk of a spread pass): never one list grown by copying.
+  EdgePieces candidates;
   while (true) {
     const auto at = static_cast<size_t>(std::min<double>(static_cast<double>(sample.size()) - 1,
                                                          std::floor(fraction * static_cast<double>(sample.size()))));
@@ -101,23 +98,21 @@ DensityEdges edges_at_density(const CorrelationPass& pass, const NodeSeries& ser
     if (out.passes == 0) out.sample_cut = cut;
     candidates.clear();
     pass(
-        series, {.value = cut, .absolute = absolute},
-        [&](std::span<const Edge> edges) { candidates.insert(candidates.end(), edges.begin(), edges.end()); },
+        series, {.value = cut, .absolute = absolute}, [&](std::span<const Edge> edges) { candidates.append(edges); },
         progress);
     ++out.passes;
-    const bool enough = static_cast<int64_t>(candidates.size()) >= out.requested || fraction >= 1.0;
+    const bool enough = candidates.size() >= out.requested || fraction >= 1.0;
     if (shared ? shared(enough) : enough) break;
     fraction = std::min(1.0, fraction * 2.0);
   }
   out.pass_seconds = seconds_since(start);
-  out.candidates = static_cast<int64_t>(candidates.size());
+  out.candidates = candidates.size();
   // No candidates after a pass with a cut of -2 (every pair): a rank other than 0 of a spread pass, nothing to select.
   if (candidates.empty()) return out;
   start = Clock::now();
   // The k-th largest metric among the candidates; every candidate at or above it is kept (ties included).
-  TopEdges top =
-      top_k_edges(candidates, std::min<int64_t>(out.requested, static_cast<int64_t>(candidates.size())), absolute);
-  candidates = {};
+  TopEdges top = top_k_edges(candidates, std::min<int64_t>(out.requested, out.candidates), absolute);
+  candidates.clear();
   out.threshold = top.threshold;
   out.edges = std::move(top.edges);
   out.select_seconds = seconds_since(start);

@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "core/connectome/thresholded_correlation.hpp"
+#include "core/util/host_array.hpp"
 
 namespace rtf {
 
 struct DensityEdges {
-  std::vector<Edge> edges;
+  HostArray<Edge> edges;    // in the candidates' order (sorted by (i, j) for a spread pass)
   double threshold = 0.0;   // the k-th largest r (|r| with absolute): every kept edge is at or above it
   int64_t pairs = 0;        // P, pairs of valid nodes
   int64_t requested = 0;    // k

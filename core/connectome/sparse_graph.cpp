@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/util/host_threads.hpp"
+#include "core/util/huge_pages.hpp"
 
 namespace rtf {
 namespace {
@@ -48,7 +49,7 @@ void sort_row(SymmetricCsr& g, size_t begin, size_t end, std::vector<std::pair<i
 
 }  // namespace
 
-SymmetricCsr symmetric_csr(int64_t n, const std::vector<Edge>& edges, size_t workers) {
+SymmetricCsr symmetric_csr(int64_t n, std::span<const Edge> edges, size_t workers) {
   if (n < 0) throw std::invalid_argument(fmt::format("symmetric_csr: {} nodes", n));
   const size_t count = edges.size();
   const auto rows = static_cast<size_t>(n);
@@ -92,8 +93,10 @@ SymmetricCsr symmetric_csr(int64_t n, const std::vector<Edge>& edges, size_t wor
   });
   // The scatter: each thread fills its slots of every row, threads in the list's order, so each row keeps the list's
   // order (row r: the i of edges (i, r), then the j of edges (r, j)).
-  g.indices.resize(2 * count);
+  g.indices.resize(2 * count);  // unwritten (HostArray): the scatter below writes each value first
   g.data.resize(2 * count);
+  advise_huge_pages(g.indices.data(), g.indices.size() * sizeof(int32_t));
+  advise_huge_pages(g.data.data(), g.data.size() * sizeof(float));
   host_ranges(count, workers, [&](size_t begin, size_t end, size_t w) {
     std::vector<int64_t>& slots = next[w];
     for (size_t k = begin; k < end; ++k) {

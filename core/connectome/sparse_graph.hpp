@@ -9,48 +9,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <memory>
-#include <new>
-#include <utility>
+#include <span>
 #include <vector>
 
 #include "core/connectome/thresholded_correlation.hpp"
 #include "core/io/npz_writer.hpp"
+#include "core/util/host_array.hpp"
 
 namespace rtf {
 
-// std::allocator that leaves values default-initialised (uninitialised for int32_t and float), so that sizing a 2 E
-// array costs no serial zero-filling pass: the parallel scatter writes every value first.
 template <typename T>
-struct UninitialisedAllocator {
-  using value_type = T;
-  UninitialisedAllocator() = default;
-  template <typename U>
-  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}  // NOLINT: rebinding converts implicitly
-  T* allocate(size_t count) { return std::allocator<T>{}.allocate(count); }
-  void deallocate(T* p, size_t count) noexcept { std::allocator<T>{}.deallocate(p, count); }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    if constexpr (sizeof...(Args) == 0) {
-      ::new (static_cast<void*>(p)) U;
-    } else {
-      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-    }
-  }
-  template <typename U>
-  bool operator==(const UninitialisedAllocator<U>&) const noexcept {
-    return true;
-  }
-};
-
-template <typename T>
-using EdgeArray = std::vector<T, UninitialisedAllocator<T>>;
-
-// An EdgeArray equals a std::vector with the same values (found by argument-dependent lookup through the allocator).
-template <typename T>
-bool operator==(const EdgeArray<T>& a, const std::vector<T>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end());
-}
+using EdgeArray = HostArray<T>;
 
 struct SymmetricCsr {
   int64_t n = 0;
@@ -63,7 +32,7 @@ struct SymmetricCsr {
 // `edges`: each pair once (i < j), any order; sorted by (i, j) (as the connectome gives them) no row needs sorting.
 // Throws std::invalid_argument naming the first edge (in the list's order) with a node index outside 0..n-1 or
 // i == j. `workers` 0: the host's threads; the result does not depend on it.
-SymmetricCsr symmetric_csr(int64_t n, const std::vector<Edge>& edges, size_t workers = 0);
+SymmetricCsr symmetric_csr(int64_t n, std::span<const Edge> edges, size_t workers = 0);
 
 std::vector<int64_t> degree(const SymmetricCsr& g, size_t workers = 0);
 std::vector<double> strength(const SymmetricCsr& g, size_t workers = 0);

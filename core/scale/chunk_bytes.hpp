@@ -8,12 +8,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/util/huge_pages.hpp"
+
 namespace rtf {
 
 using ChunkBytes = std::vector<uint8_t>;
 
 class ChunkWriter {
  public:
+  static constexpr size_t kLargeBytes = size_t{64} << 20;  // lists this large get huge pages (core/util/huge_pages.hpp)
   template <typename T>
   ChunkWriter& value(const T& x) {
     static_assert(std::is_trivially_copyable_v<T>);
@@ -25,6 +28,7 @@ class ChunkWriter {
   ChunkWriter& values(const std::vector<T>& xs) {
     static_assert(std::is_trivially_copyable_v<T>);
     value(static_cast<uint64_t>(xs.size()));
+    if (xs.size() * sizeof(T) >= kLargeBytes) reserve_huge(bytes_, bytes_.size() + xs.size() * sizeof(T));
     const auto* p = reinterpret_cast<const uint8_t*>(xs.data());
     bytes_.insert(bytes_.end(), p, p + xs.size() * sizeof(T));
     return *this;

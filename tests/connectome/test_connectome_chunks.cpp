@@ -29,11 +29,12 @@ namespace {
 
 constexpr int kNodes = 389;
 
-bool same_edges(const std::vector<Edge>& a, const std::vector<Edge>& b) {
+bool same_edges(std::span<const Edge> a, std::span<const Edge> b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(Edge)) == 0);
 }
 
-void sort_edges(std::vector<Edge>& edges) {
+template <typename Edges>
+void sort_by_pair(Edges& edges) {
   std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) {
     return std::pair{x.i, x.j} < std::pair{y.i, y.j};
   });
@@ -81,7 +82,7 @@ void expect_chunks_equal_whole(const RowsRun& run, const std::vector<int64_t>& b
   auto& devices = two_devices();
   ASSERT_EQ(devices.size(), 2u);
   std::vector<Edge> whole = collect(*devices[0], run, {});
-  sort_edges(whole);
+  sort_by_pair(whole);
   ASSERT_GT(whole.size(), 1000u);
   const size_t chunks = bounds.size() - 1;
   std::vector<ChunkBytes> payloads(chunks);
@@ -160,7 +161,7 @@ TEST(ConnectomeChunks, EdgePayloadsRoundTripSorted) {
   std::vector<Edge> back;
   append_edges(bytes, back);
   std::vector<Edge> sorted = edges;
-  sort_edges(sorted);
+  sort_by_pair(sorted);
   EXPECT_TRUE(same_edges(back, sorted));
   ChunkBytes cut(bytes.begin(), bytes.end() - 1);
   EXPECT_THROW(append_edges(cut, back), std::runtime_error);
@@ -213,7 +214,7 @@ TEST(ConnectomeChunks, DensityThroughChunksEqualsTheWhole) {
       std::vector<Edge> edges;
       correlation_rows(*devices[c % 2], s, t, {.first = b[c], .end = b[c + 1]},
                        [&](std::span<const Edge> e) { edges.insert(edges.end(), e.begin(), e.end()); });
-      sort_edges(edges);
+      sort_by_pair(edges);
       sink(edges);
     }
   };
@@ -223,8 +224,8 @@ TEST(ConnectomeChunks, DensityThroughChunksEqualsTheWhole) {
   EXPECT_GE(a.passes, 2);
   EXPECT_EQ(b.passes, a.passes);
   EXPECT_EQ(a.threshold, b.threshold);
-  sort_edges(a.edges);
-  sort_edges(b.edges);
+  sort_by_pair(a.edges);
+  sort_by_pair(b.edges);
   EXPECT_GE(static_cast<int64_t>(a.edges.size()), a.requested);
   EXPECT_TRUE(same_edges(a.edges, b.edges));
   // The shared decision is the one taken: "enough" after the first pass ends it there.
@@ -240,7 +241,7 @@ TEST(ConnectomeChunks, SpreadOverTwoDevicesEqualsTheWholeAndRestores) {
   std::vector<Edge> whole;
   correlation_rows(*two_devices()[0], series, threshold, {},
                    [&](std::span<const Edge> e) { whole.insert(whole.end(), e.begin(), e.end()); });
-  sort_edges(whole);
+  sort_by_pair(whole);
   Workers workers(open_devices("cpu/2"), Ranks::world());
   const test::TempDir dir("connectome-chunks");
   for (const int64_t restored : {0, 4}) {
@@ -268,7 +269,7 @@ std::vector<State> expect_resident_chunks_equal_whole(
   std::vector<Edge> whole;
   run(
       *devices[0], {}, [&](std::span<const Edge> e) { whole.insert(whole.end(), e.begin(), e.end()); }, nullptr);
-  sort_edges(whole);
+  sort_by_pair(whole);
   EXPECT_GT(whole.size(), 1000u);
   std::vector<State> states(2);
   std::vector<Edge> merged;
@@ -345,7 +346,7 @@ TEST(ConnectomeChunks, SpreadPassUploadsTheSeriesOncePerDevice) {
     std::vector<Edge> whole;
     correlation_rows(*two_devices()[0], *series, threshold, {},
                      [&](std::span<const Edge> e) { whole.insert(whole.end(), e.begin(), e.end()); });
-    sort_edges(whole);
+    sort_by_pair(whole);
     const std::filesystem::path chunks = dir.path() / (series->normalised ? "pearson" : "kendall");
     for (const bool restored : {false, true}) {
       std::vector<Edge> spread;

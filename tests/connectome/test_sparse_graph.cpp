@@ -101,17 +101,17 @@ TEST(SparseGraph, SmallGraphs) {
   expect_as_reference(5, {{3, 1, -0.25f}}, 2);  // one edge, nodes 0, 2 and 4 isolated
   expect_as_reference(4, {}, 3);                // no edge
   expect_as_reference(0, {}, 2);                // no node
-  const SymmetricCsr one = symmetric_csr(5, {{1, 3, 0.75f}});
+  const SymmetricCsr one = symmetric_csr(5, std::vector<Edge>{{1, 3, 0.75f}});
   EXPECT_EQ(one.indptr, (std::vector<int64_t>{0, 0, 1, 1, 2, 2}));
   EXPECT_EQ(one.indices, (std::vector<int32_t>{3, 1}));
   EXPECT_EQ(one.data, (std::vector<float>{0.75f, 0.75f}));
 }
 
 TEST(SparseGraph, InvalidEdgesNameTheFirst) {
-  EXPECT_THROW(symmetric_csr(6, {{1, 1, 0.5f}}), std::invalid_argument);
-  EXPECT_THROW(symmetric_csr(6, {{1, 6, 0.5f}}), std::invalid_argument);
-  EXPECT_THROW(symmetric_csr(6, {{-1, 2, 0.5f}}), std::invalid_argument);
-  EXPECT_THROW(symmetric_csr(0, {{0, 1, 0.5f}}), std::invalid_argument);
+  EXPECT_THROW(symmetric_csr(6, std::vector<Edge>{{1, 1, 0.5f}}), std::invalid_argument);
+  EXPECT_THROW(symmetric_csr(6, std::vector<Edge>{{1, 6, 0.5f}}), std::invalid_argument);
+  EXPECT_THROW(symmetric_csr(6, std::vector<Edge>{{-1, 2, 0.5f}}), std::invalid_argument);
+  EXPECT_THROW(symmetric_csr(0, std::vector<Edge>{{0, 1, 0.5f}}), std::invalid_argument);
   std::mt19937 rng(test::test_seed());
   std::vector<Edge> edges = random_edges(60, 0.8, 0, rng);
   ASSERT_GT(edges.size(), 1000U);

@@ -312,8 +312,8 @@ TEST(Connectome, SymmetricCsrDegreeStrengthAndNpz) {
   const std::vector<double> s = strength(g);
   EXPECT_NEAR(s[2], 2.1, 1e-6);
   EXPECT_NEAR(s[5], 0.1, 1e-6);
-  EXPECT_THROW(symmetric_csr(6, {{1, 1, 0.5f}}), std::invalid_argument);
-  EXPECT_THROW(symmetric_csr(6, {{1, 6, 0.5f}}), std::invalid_argument);
+  EXPECT_THROW(symmetric_csr(6, std::vector<Edge>{{1, 1, 0.5f}}), std::invalid_argument);
+  EXPECT_THROW(symmetric_csr(6, std::vector<Edge>{{1, 6, 0.5f}}), std::invalid_argument);
 
   const test::TempDir dir;
   const auto path = dir.path() / "edges.npz";
