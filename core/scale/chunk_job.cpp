@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -218,17 +219,21 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
         if (root) {
           accept(chunk, std::move(bytes));
         } else {
-          ChunkWriter w;
-          w.value(chunk).values(bytes);
-          const ChunkBytes message = w.take();
-          ranks_.send(0, tag, message);
+          // The result with its chunk index after it: no copy of a large result into a new message.
+          const size_t size = bytes.size();
+          bytes.resize(size + sizeof(chunk));
+          std::memcpy(bytes.data() + size, &chunk, sizeof(chunk));
+          ranks_.send(0, tag, bytes);
         }
       }
       if (root) {
         while (auto m = ranks_.poll(tag)) {
-          ChunkReader r(m->bytes);
-          const auto chunk = r.value<int64_t>();
-          accept(chunk, r.values<uint8_t>());
+          int64_t chunk = -1;
+          if (m->bytes.size() < sizeof(chunk))
+            throw std::runtime_error(job.name + ": a result message without its chunk");
+          std::memcpy(&chunk, m->bytes.data() + m->bytes.size() - sizeof(chunk), sizeof(chunk));
+          m->bytes.resize(m->bytes.size() - sizeof(chunk));
+          accept(chunk, std::move(m->bytes));
         }
         if (received == expected && threads_done) break;
       } else if (threads_done) {
