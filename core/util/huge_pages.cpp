@@ -9,11 +9,13 @@ namespace rtf {
 
 void advise_huge_pages(const void* p, size_t bytes) {
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  const auto begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const auto end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
-  if (p == nullptr || end <= begin) return;
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t skip = (kHuge - address % kHuge) % kHuge;  // to the first 2 MiB boundary
+  if (p == nullptr || bytes < skip + kHuge) return;
+  const uintptr_t length = (bytes - skip) / kHuge * kHuge;
 #ifdef MADV_HUGEPAGE
-  (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice: failure changes nothing
+  // Advice: failure changes nothing. The pointer arithmetic stays on `p` (no integer-to-pointer cast).
+  (void)madvise(const_cast<char*>(static_cast<const char*>(p)) + skip, length, MADV_HUGEPAGE);
 #endif
 }
 
