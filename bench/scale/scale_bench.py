@@ -243,6 +243,23 @@ def gpu_specs(rtfmri):
     return specs
 
 
+def write_report(a, results):
+    """The JSON report of the configurations so far, with speed-up and efficiency against the first."""
+    base = results[0]
+    for e in results:
+        for key in ("wall_median_s", "compute_median_s"):
+            if e[key] and base[key]:
+                speedup = base[key] / e[key]
+                e[key.replace("median_s", "speedup")] = speedup
+                if e["device_count"]:
+                    e[key.replace("median_s", "efficiency")] = speedup / e["device_count"]
+    report = {"case": a.case, "args": a.args, "runs": a.runs, "warmup": a.warmup, "date": time.strftime("%Y-%m-%d"),
+              "results": results}
+    with open(a.out + ".partial", "w") as f:
+        json.dump(report, f, indent=2)
+    os.replace(a.out + ".partial", a.out)
+
+
 def run(a):
     results = []
     gpus = gpu_specs(a.rtfmri)
@@ -322,19 +339,9 @@ def run(a):
             if not equal:
                 entry["difference"] = why
         results.append(entry)
-    base = results[0]
+        write_report(a, results)  # after every configuration: a run cut short keeps what it measured
     for e in results:
-        for key in ("wall_median_s", "compute_median_s"):
-            if e[key] and base[key]:
-                speedup = base[key] / e[key]
-                e[key.replace("median_s", "speedup")] = speedup
-                if e["device_count"]:
-                    e[key.replace("median_s", "efficiency")] = speedup / e["device_count"]
-    report = {"case": a.case, "args": a.args, "runs": a.runs, "warmup": a.warmup, "date": time.strftime("%Y-%m-%d"), "results": results}
-    with open(a.out, "w") as f:
-        json.dump(report, f, indent=2)
-    for e in results:
-        print(json.dumps({k: v for k, v in e.items() if k != "walls_s"}))
+        print(json.dumps({k: v for k, v in e.items() if k not in ("walls_s", "digests")}))
 
 
 def main():
