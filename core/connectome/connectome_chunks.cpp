@@ -2,8 +2,10 @@
 #include "core/connectome/connectome_chunks.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -199,17 +201,36 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
     EdgeBuffers& buffer = buffers.at(static_cast<size_t>(slot));
     std::vector<Edge>& edges = buffer.found;
     edges.clear();
+    // Where a chunk's time goes (the debug log): the pass with the edges' read-back, their copy here, the sort,
+    // packing.
+    using Clock = std::chrono::steady_clock;
+    const auto seconds_since = [](Clock::time_point t0) {
+      return std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    double copying = 0.0;
+    const auto t0 = Clock::now();
     correlation_rows(
         device, series, t, {.first = bounds[static_cast<size_t>(chunk)], .end = bounds[static_cast<size_t>(chunk) + 1]},
         [&](std::span<const Edge> found) {
           throw_if_chunk_cancelled();  // a backup copy on another device finished these rows
+          const auto c0 = Clock::now();
           edges.insert(edges.end(), found.begin(), found.end());
+          copying += seconds_since(c0);
         },
         &resident.at(static_cast<size_t>(slot)));
+    const double pass = seconds_since(t0);
+    const auto t1 = Clock::now();
     sort_edges(edges, sort_threads, &buffer.scratch);
+    const double sorting = seconds_since(t1);
+    const auto t2 = Clock::now();
     ChunkWriter w;
     w.values(edges);
-    return w.take();
+    ChunkBytes bytes = w.take();
+    spdlog::debug(
+        "connectome chunk {}: {} edges; pass {:.3f} s (copying the edges {:.3f} s), sort {:.3f} s, packing "
+        "{:.3f} s",
+        chunk, edges.size(), pass, copying, sorting, seconds_since(t2));
+    return bytes;
   };
   // Rank 0 hands each chunk's edges to the sink in chunk order as they arrive (a chunk that comes early waits for the
   // ones before it), so the results of a dense pass are never all held at once.
