@@ -43,7 +43,8 @@ struct Mailbox {
   std::deque<std::pair<int64_t, ChunkBytes>> finished;
   int running = 0;
   bool stop = false;
-  std::string error;  // the first failure, with the device named
+  bool more_may_come = false;  // rank 0 may still hand out a chunk to this rank
+  std::string error;           // the first failure, with the device named
 };
 
 }  // namespace
@@ -70,7 +71,8 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
   const auto started = Clock::now();
   const int64_t chunks = job.chunks;
   const bool root = ranks_.root();
-  const int tag = kFirstResultTag + (g_jobs++ % 30000);
+  // Three tags per job: results (to rank 0), requests for more chunks (to rank 0), chunks handed out (from rank 0).
+  const int tag = kFirstResultTag + 3 * (g_jobs++ % 10000), request_tag = tag + 1, deal_tag = tag + 2;
   std::vector<ChunkBytes> results(root ? static_cast<size_t>(chunks) : 0);
   const auto key_of = [&](int64_t chunk) { return job.chunk_key ? job.key + "/" + job.chunk_key(chunk) : job.key; };
   // Rank 0 reads back the chunks kept by an earlier run and tells every rank which they are.
@@ -99,20 +101,31 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
     }
   }
   ranks_.broadcast(have);
-  // This rank's share: every K-th chunk still to do.
-  std::vector<int64_t> mine;
-  int64_t to_do = 0;
+  // This rank's share: every K-th of the first three quarters of the chunks still to do. The last quarter stays with
+  // rank 0, which hands them out one at a time to the ranks (itself included) whose devices are running out of work,
+  // so that ranks of unequal speed, or chunks of unequal time, still end together. One process: all of them.
+  std::vector<int64_t> to_do;
   for (int64_t c = 0; c < chunks; ++c) {
-    if (have[static_cast<size_t>(c)] != 0) continue;
-    if (to_do++ % ranks_.size() == ranks_.rank()) mine.push_back(c);
+    if (have[static_cast<size_t>(c)] == 0) to_do.push_back(c);
   }
+  const size_t dealt = ranks_.size() > 1 ? to_do.size() * 3 / 4 : to_do.size();
+  std::vector<int64_t> mine;
+  mine.reserve(to_do.size());  // chunks handed out later are appended: never reallocated while threads read it
+  for (size_t k = 0; k < dealt; ++k) {
+    if (static_cast<int>(k % static_cast<size_t>(ranks_.size())) == ranks_.rank()) mine.push_back(to_do[k]);
+  }
+  std::deque<int64_t> pool;  // rank 0: the chunks not dealt yet
+  if (root) pool.assign(to_do.begin() + static_cast<std::ptrdiff_t>(dealt), to_do.end());
+  const size_t pooled = to_do.size() - dealt;
   const size_t slots = devices_.size();
   std::vector<int64_t> device_chunks(slots, 0);
   std::vector<double> device_seconds(slots, 0.0);
   Mailbox box;
   std::vector<double> peaks;
   for (const auto& d : devices_) peaks.push_back(relative_peak(d->info()));
-  ChunkSchedule schedule(mine.size(), slots, peaks);  // guarded by box.mutex
+  ChunkSchedule schedule(mine.size(), slots, peaks, mine.size() + pooled);  // guarded by box.mutex
+  // Whether rank 0 may still hand this rank a chunk (the devices wait for it rather than stop).
+  box.more_may_come = pooled > 0;
   const auto since_start = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
   std::vector<std::thread> threads;
   box.running = static_cast<int>(slots);
@@ -125,7 +138,8 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
           std::unique_lock lock(box.mutex);
           if (box.stop) break;
           k = schedule.take(slot, since_start());
-          if (!k && schedule.running_elsewhere(slot)) {  // look again soon: a backup may become worth it
+          if (!k && (schedule.running_elsewhere(slot) || box.more_may_come)) {  // look again soon: a backup may
+                                                                                // become worth it, a chunk may come
             box.changed.wait_for(lock, std::chrono::milliseconds(20));
             continue;
           }
@@ -196,6 +210,61 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
             fmt::format("{}: stopped after {} chunk file(s), as RTFMRI_CHUNK_LIMIT asks", job.name, written));
       }
     };
+    // The pooled chunks: rank 0 answers each request with a chunk, or -1 once the pool is empty (that rank is then
+    // "closed" and asks no more); a rank asks (rank 0 takes from the pool) when fewer chunks than devices are left
+    // unstarted in its list, one request at a time.
+    int closed = 0;
+    bool asked = false;
+    const auto hand_over = [&](int64_t chunk) {  // a chunk for this rank's devices, or -1: no more will come
+      std::lock_guard lock(box.mutex);
+      if (chunk < 0) {
+        box.more_may_come = false;
+      } else {
+        mine.push_back(chunk);
+        schedule.add();
+      }
+      box.changed.notify_all();
+    };
+    const auto running_low = [&] {
+      std::lock_guard lock(box.mutex);
+      return box.more_may_come && schedule.untaken() < slots;
+    };
+    const auto deal = [&] {
+      if (root) {
+        while (auto m = ranks_.poll(request_tag)) {
+          int64_t chunk = -1;
+          if (!pool.empty()) {
+            chunk = pool.front();
+            pool.pop_front();
+          } else {
+            ++closed;
+          }
+          const auto* p = reinterpret_cast<const uint8_t*>(&chunk);
+          ranks_.send(m->from, deal_tag, std::span<const uint8_t>(p, sizeof(chunk)));
+        }
+        while (running_low()) {
+          if (pool.empty()) {
+            hand_over(-1);
+          } else {
+            hand_over(pool.front());
+            pool.pop_front();
+          }
+        }
+        return;
+      }
+      while (auto m = ranks_.poll(deal_tag)) {
+        int64_t chunk = -1;
+        if (m->bytes.size() != sizeof(chunk)) throw std::runtime_error(job.name + ": a damaged chunk from rank 0");
+        std::memcpy(&chunk, m->bytes.data(), sizeof(chunk));
+        if (chunk >= chunks) throw std::runtime_error(job.name + ": a chunk from rank 0 out of range");
+        hand_over(chunk);
+        asked = false;
+      }
+      if (!asked && running_low()) {
+        ranks_.send(0, request_tag, {});
+        asked = true;
+      }
+    };
     if (root && progress) progress(restored, chunks);
     for (;;) {
       std::deque<std::pair<int64_t, ChunkBytes>> finished;
@@ -203,8 +272,9 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
       std::string error;
       {
         std::unique_lock lock(box.mutex);
-        // Rank 0 with other ranks wakes now and then to look for their messages.
-        if (ranks_.mpi() && root) {
+        // Rank 0 with other ranks wakes now and then to look for their messages, and so does a rank that may still
+        // be handed chunks.
+        if (ranks_.mpi() && (root || box.more_may_come)) {
           box.changed.wait_for(lock, std::chrono::milliseconds(2),
                                [&] { return !box.finished.empty() || !box.error.empty(); });
         } else {
@@ -235,7 +305,11 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
           m->bytes.resize(m->bytes.size() - sizeof(chunk));
           accept(chunk, std::move(m->bytes));
         }
-        if (received == expected && threads_done) break;
+      }
+      if (pooled > 0) deal();
+      if (root) {
+        // Every other rank told that nothing is left (else it would wait for a chunk forever).
+        if (received == expected && threads_done && (pooled == 0 || closed == ranks_.size() - 1)) break;
       } else if (threads_done) {
         break;
       }

@@ -1,6 +1,8 @@
 // Spreading a command's work over this process's devices and the job's ranks (docs/scale.md). The work is cut into
-// chunks whose results do not depend on where they run (streams keyed by global indices); chunks are dealt to ranks
-// in turn (rank r takes every K-th chunk not yet done), and within a rank each device's thread takes the next chunk
+// chunks whose results do not depend on where they run (streams keyed by global indices); three quarters of the chunks
+// are dealt to ranks in turn (rank r takes every K-th), the rest rank 0 hands out one at a time to a rank whose
+// devices are running out of work (so ranks of unequal speed end together), and within a rank each device's thread
+// takes the next chunk
 // from a shared queue; at the end a fast device takes a backup copy of a chunk a much slower one is still on (a GPU
 // beside PoCL: core/scale/chunk_schedule.hpp), so it never waits on it. Results go to rank 0, which returns them in
 // chunk order; with a chunk folder, rank 0 also keeps each result as a file there as it arrives (written whole or

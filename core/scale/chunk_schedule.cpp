@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "core/device/device_info.hpp"
 
@@ -13,14 +14,15 @@ namespace {
 constexpr double kMinimumGain = 0.25;  // seconds
 }  // namespace
 
-ChunkSchedule::ChunkSchedule(size_t chunks, size_t slots, std::vector<double> peaks)
-    : done_(new std::atomic<bool>[chunks]),
-      running_(chunks),
+ChunkSchedule::ChunkSchedule(size_t chunks, size_t slots, std::vector<double> peaks, size_t capacity)
+    : available_(chunks),
+      done_(new std::atomic<bool>[std::max(chunks, capacity)]),
+      running_(std::max(chunks, capacity)),
       seconds_(slots, 0.0),
       finished_(slots, 0),
       peaks_(std::move(peaks)),
       lower_(slots, 0.0) {
-  for (size_t k = 0; k < chunks; ++k) done_[k] = false;
+  for (size_t k = 0; k < running_.size(); ++k) done_[k] = false;
   if (peaks_.size() != slots) peaks_.assign(slots, 1.0);
 }
 
@@ -53,7 +55,7 @@ bool ChunkSchedule::worth_taking(size_t slot) const {
     }
   }
   // A slot as fast as any other always takes one (so that some slot always does, whatever the rounding).
-  const auto left = static_cast<double>(running_.size() - next_);
+  const auto left = static_cast<double>(available_ - next_);
   return others == 0.0 || mine <= fastest_other * (1.0 + 1e-6) || mine <= left / others;
 }
 
@@ -63,7 +65,7 @@ double ChunkSchedule::mean_seconds(size_t slot) const {
 }
 
 std::optional<size_t> ChunkSchedule::take(size_t slot, double now) {
-  if (next_ < running_.size()) {
+  if (next_ < available_) {
     if (!worth_taking(slot)) return std::nullopt;  // running_elsewhere() tells the caller to look again
     const size_t k = next_++;
     running_[k].push_back({slot, now});
@@ -76,7 +78,7 @@ std::optional<size_t> ChunkSchedule::take(size_t slot, double now) {
   if (!(mine > 0.0)) return std::nullopt;
   std::optional<size_t> best;
   double latest = now + mine + std::max(0.5 * mine, kMinimumGain);
-  for (size_t k = 0; k < running_.size(); ++k) {
+  for (size_t k = 0; k < available_; ++k) {
     if (done_[k] || running_[k].empty()) continue;
     if (std::any_of(running_[k].begin(), running_[k].end(), [&](const Running& r) { return r.slot == slot; })) continue;
     double expected = std::numeric_limits<double>::infinity();  // the soonest of its copies
@@ -100,14 +102,19 @@ std::optional<size_t> ChunkSchedule::take(size_t slot, double now) {
 }
 
 bool ChunkSchedule::running_elsewhere(size_t slot) const {
-  if (next_ < running_.size()) return true;  // chunks left, declined for now
-  for (size_t k = 0; k < running_.size(); ++k) {
+  if (next_ < available_) return true;  // chunks left, declined for now
+  for (size_t k = 0; k < available_; ++k) {
     if (done_[k]) continue;
     for (const Running& r : running_[k]) {
       if (r.slot != slot) return true;
     }
   }
   return false;
+}
+
+size_t ChunkSchedule::add() {
+  if (available_ >= running_.size()) throw std::logic_error("chunk schedule: more chunks than its capacity");
+  return available_++;
 }
 
 bool ChunkSchedule::finish(size_t k, size_t slot, double seconds) {

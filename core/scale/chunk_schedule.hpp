@@ -18,8 +18,14 @@ namespace rtf {
 
 class ChunkSchedule {
  public:
-  // `peaks`: each slot's peak arithmetic rate in any unit (relative_peak); empty: all alike.
-  ChunkSchedule(size_t chunks, size_t slots, std::vector<double> peaks = {});
+  // `peaks`: each slot's peak arithmetic rate in any unit (relative_peak); empty: all alike. `capacity` (at least
+  // `chunks`): room for chunks added later (add), handed out by rank 0 during the job.
+  ChunkSchedule(size_t chunks, size_t slots, std::vector<double> peaks = {}, size_t capacity = 0);
+
+  // One more chunk at the end of the list (its index); std::logic_error beyond the capacity.
+  size_t add();
+  // Chunks in the list no slot has started.
+  size_t untaken() const { return available_ - next_; }
 
   // A chunk (index into this rank's list) for `slot` at time `now` (seconds), or nothing: all started and none worth
   // a backup on this slot.
@@ -47,8 +53,9 @@ class ChunkSchedule {
   double expected_seconds(size_t slot) const;
   bool worth_taking(size_t slot) const;
   size_t next_ = 0;
+  size_t available_ = 0;  // chunks in the list (<= capacity)
   std::unique_ptr<std::atomic<bool>[]> done_;
-  std::vector<std::vector<Running>> running_;  // per chunk: the copies in progress
+  std::vector<std::vector<Running>> running_;  // per chunk (capacity): the copies in progress
   std::vector<double> seconds_;                // per slot: time on finished chunks
   std::vector<int64_t> finished_;              // per slot: chunks finished (first or not)
   std::vector<double> peaks_, lower_;          // per slot: peak rate; seconds a cancelled copy had run
