@@ -1,8 +1,7 @@
 // ctest-label: unit
 // advise_huge_pages marks the 2 MiB-aligned interior of a large buffer for transparent huge pages: the mapping holding
 // it shows the "hg" flag in /proc/self/smaps (skipped where the kernel has no transparent huge pages or smaps no
-// VmFlags); null and small
-// buffers are left alone without error; reserve_huge reserves what is asked.
+// VmFlags); null and small buffers are left alone without error; reserve_huge reserves what is asked.
 #include <gtest/gtest.h>
 
 #include <cstdint>
