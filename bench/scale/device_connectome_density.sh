@@ -4,14 +4,8 @@
 # CONFIGS picks the configurations; LIMIT (seconds, default 580) bounds the benchmark inside, so that the logs are still
 # copied to $OUT after it (do not wrap the script in an outer timeout). The JSON report is written after each one.
 set -uo pipefail
-# From the repository root; .device/bundle (device-bundle.sh) and .device/ompi (pack_openmpi.sh) are carried there.
-cd "$(dirname "$0")/../.." || exit 1
-source .device/ompi/env.sh
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-R="env OCL_ICD_FILENAMES=$OCL_ICD_FILENAMES $PWD/.device/bundle/run rtfmri -v"
-D=/tmp/scale; mkdir -p $D "$OUT"
-T0=$SECONDS
-B=(python3 bench/scale/scale_bench.py run --mpirun "mpirun --oversubscribe --bind-to none")
+# shellcheck source=device_env.sh
+source "$(dirname "$0")/device_env.sh"
 [[ -f $D/cd/bold.nii ]] || python3 bench/scale/scale_bench.py make-connectome $D/cd --nodes 1000000 --length 128
 echo "data: $((SECONDS - T0)) s; THP $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
 ( while sleep 20; do echo "$((SECONDS - T0)) s: $(free -g | awk '/Mem/{print $3}') GB used, shm $(du -sh /dev/shm 2>/dev/null | cut -f1), disk $(df -h / | awk 'NR==2{print $3}')"; done ) &
