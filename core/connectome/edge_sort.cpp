@@ -1,9 +1,10 @@
-// Counting sort by row, then rows by column, both spread over host threads.
+// Counting sort by row (core/util/bucket_slots.hpp), then rows by column, both spread over host threads.
 #include "core/connectome/edge_sort.hpp"
 
 #include <algorithm>
 #include <cstdint>
 
+#include "core/util/bucket_slots.hpp"
 #include "core/util/host_threads.hpp"
 
 namespace rtf {
@@ -32,35 +33,23 @@ void sort_edges(std::vector<Edge>& edges, size_t workers, std::vector<Edge>* scr
     std::sort(edges.begin(), edges.end(), before);
     return;
   }
-  // 1. Each thread's count per row over its range of the list.
-  std::vector<std::vector<int64_t>> counts(workers);
-  host_ranges(n, workers, [&](size_t begin, size_t end, size_t w) {
-    std::vector<int64_t>& c = counts[w];
-    c.assign(rows, 0);
-    for (size_t e = begin; e < end; ++e) ++c[static_cast<size_t>(edges[e].i - first)];
+  // Each thread's slots per row over its range of the list, then the scatter over the same ranges.
+  BucketSlots slots = bucket_slots(n, rows, workers, [&](size_t k, auto&& land) {
+    land(static_cast<size_t>(edges[k].i - first));
+    return true;
   });
-  // 2. Where each thread's edges of each row go: rows in order, threads in order within a row.
-  std::vector<int64_t> row_start(rows + 1, 0);
-  int64_t at = 0;
-  for (size_t r = 0; r < rows; ++r) {
-    row_start[r] = at;
-    for (size_t w = 0; w < workers; ++w) {
-      const int64_t c = counts[w][r];
-      counts[w][r] = at;
-      at += c;
-    }
-  }
-  row_start[rows] = at;
-  // 3. Scatter, then each row by column.
   std::vector<Edge> own;
   std::vector<Edge>& sorted = scratch != nullptr ? *scratch : own;
   sorted.resize(n);
   host_ranges(n, workers, [&](size_t begin, size_t end, size_t w) {
-    std::vector<int64_t>& next = counts[w];
-    for (size_t e = begin; e < end; ++e)
+    std::vector<int64_t>& next = slots.next[w];
+    for (size_t e = begin; e < end; ++e) {
       sorted[static_cast<size_t>(next[static_cast<size_t>(edges[e].i - first)]++)] = edges[e];
+    }
   });
-  counts = {};
+  slots.next = {};
+  const std::vector<int64_t>& row_start = slots.start;
+  // Each row by column.
   host_ranges(rows, workers, [&](size_t begin, size_t end, size_t) {
     for (size_t r = begin; r < end; ++r) {
       std::sort(sorted.begin() + row_start[r], sorted.begin() + row_start[r + 1],

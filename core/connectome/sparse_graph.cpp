@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/util/bucket_slots.hpp"
 #include "core/util/host_threads.hpp"
 #include "core/util/huge_pages.hpp"
 
@@ -56,41 +57,21 @@ SymmetricCsr symmetric_csr(int64_t n, std::span<const Edge> edges, size_t worker
   // One count array of n per thread: at most one thread per n edges, so that they never outgrow the edge list.
   workers = std::clamp<size_t>(count / std::max<size_t>(rows, 1), 1, workers > 0 ? workers : host_thread_count());
   // Per-thread counts per row (validating the edges); then each (row, thread)'s first slot.
-  std::vector<std::vector<int64_t>> next(workers);
-  std::vector<size_t> first_bad(workers, count);
-  host_ranges(count, workers, [&](size_t begin, size_t end, size_t w) {
-    std::vector<int64_t>& counts = next[w];
-    counts.assign(rows, 0);
-    for (size_t k = begin; k < end; ++k) {
-      const Edge& e = edges[k];
-      if (e.i < 0 || e.j < 0 || e.i >= n || e.j >= n || e.i == e.j) {
-        first_bad[w] = k;
-        return;
-      }
-      ++counts[static_cast<size_t>(e.i)];
-      ++counts[static_cast<size_t>(e.j)];
-    }
+  BucketSlots slots = bucket_slots(count, rows, workers, [&](size_t k, auto&& land) {
+    const Edge& e = edges[k];
+    if (e.i < 0 || e.j < 0 || e.i >= n || e.j >= n || e.i == e.j) return false;
+    land(static_cast<size_t>(e.i));
+    land(static_cast<size_t>(e.j));
+    return true;
   });
-  const size_t bad = *std::min_element(first_bad.begin(), first_bad.end());
-  if (bad < count) {
+  if (slots.bad < count) {
+    const Edge& e = edges[slots.bad];
     throw std::invalid_argument(
-        fmt::format("edge {} ({}, {}): a node outside 0..{} or a self-loop", bad, edges[bad].i, edges[bad].j, n - 1));
+        fmt::format("edge {} ({}, {}): a node outside 0..{} or a self-loop", slots.bad, e.i, e.j, n - 1));
   }
   SymmetricCsr g;
   g.n = n;
-  g.indptr.assign(rows + 1, 0);
-  host_ranges(rows, workers, [&](size_t begin, size_t end, size_t) {
-    for (size_t r = begin; r < end; ++r) {
-      for (const std::vector<int64_t>& counts : next) g.indptr[r + 1] += counts[r];
-    }
-  });
-  std::partial_sum(g.indptr.begin(), g.indptr.end(), g.indptr.begin());
-  host_ranges(rows, workers, [&](size_t begin, size_t end, size_t) {
-    for (size_t r = begin; r < end; ++r) {
-      int64_t slot = g.indptr[r];
-      for (std::vector<int64_t>& counts : next) slot += std::exchange(counts[r], slot);
-    }
-  });
+  g.indptr = std::move(slots.start);
   // The scatter: each thread fills its slots of every row, threads in the list's order, so each row keeps the list's
   // order (row r: the i of edges (i, r), then the j of edges (r, j)).
   g.indices.resize(2 * count);  // unwritten (HostArray): the scatter below writes each value first
@@ -98,18 +79,18 @@ SymmetricCsr symmetric_csr(int64_t n, std::span<const Edge> edges, size_t worker
   advise_huge_pages(g.indices.data(), g.indices.size() * sizeof(int32_t));
   advise_huge_pages(g.data.data(), g.data.size() * sizeof(float));
   host_ranges(count, workers, [&](size_t begin, size_t end, size_t w) {
-    std::vector<int64_t>& slots = next[w];
+    std::vector<int64_t>& next = slots.next[w];
     for (size_t k = begin; k < end; ++k) {
       const Edge& e = edges[k];
-      const auto to_j = static_cast<size_t>(slots[static_cast<size_t>(e.i)]++);
+      const auto to_j = static_cast<size_t>(next[static_cast<size_t>(e.i)]++);
       g.indices[to_j] = e.j;
       g.data[to_j] = e.r;
-      const auto to_i = static_cast<size_t>(slots[static_cast<size_t>(e.j)]++);
+      const auto to_i = static_cast<size_t>(next[static_cast<size_t>(e.j)]++);
       g.indices[to_i] = e.i;
       g.data[to_i] = e.r;
     }
   });
-  next = {};
+  slots.next = {};
   balanced_rows(g, workers, [&](int64_t first, int64_t last) {
     std::vector<std::pair<int32_t, float>> row;
     for (auto r = static_cast<size_t>(first); r < static_cast<size_t>(last); ++r) {
