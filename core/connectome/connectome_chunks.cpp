@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string_view>
@@ -103,11 +102,15 @@ void correlation_rows(Device& device, const NodeSeries& series, const Correlatio
   }
 }
 
-ChunkBytes edges_to_bytes(std::vector<Edge> edges, size_t workers) {
-  sort_edges(edges, workers);
+ChunkBytes sort_and_pack_edges(std::vector<Edge>& edges, size_t workers, std::vector<Edge>* scratch) {
+  sort_edges(edges, workers, scratch);
   ChunkWriter w;
   w.values(edges);
   return w.take();
+}
+
+ChunkBytes edges_to_bytes(std::vector<Edge> edges, size_t workers) {
+  return sort_and_pack_edges(edges, workers, nullptr);
 }
 
 std::span<const Edge> edges_in_bytes(const ChunkBytes& bytes) {
@@ -220,39 +223,18 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
         &resident.at(static_cast<size_t>(slot)));
     const double pass = seconds_since(t0);
     const auto t1 = Clock::now();
-    sort_edges(edges, sort_threads, &buffer.scratch);
-    const double sorting = seconds_since(t1);
-    const auto t2 = Clock::now();
-    ChunkWriter w;
-    w.values(edges);
-    ChunkBytes bytes = w.take();
+    ChunkBytes bytes = sort_and_pack_edges(edges, sort_threads, &buffer.scratch);
     spdlog::debug(
-        "connectome chunk {}: {} edges; pass {:.3f} s (copying the edges {:.3f} s), sort {:.3f} s, packing "
-        "{:.3f} s",
-        chunk, edges.size(), pass, copying, sorting, seconds_since(t2));
+        "connectome chunk {}: {} edges; pass {:.3f} s (copying the edges {:.3f} s), sort and packing {:.3f} s", chunk,
+        edges.size(), pass, copying, seconds_since(t1));
     return bytes;
   };
-  // Rank 0 hands each chunk's edges to the sink in chunk order as they arrive (a chunk that comes early waits for the
-  // ones before it), so the results of a dense pass are never all held at once.
-  std::map<int64_t, ChunkBytes> early;
-  int64_t next = 0;
-  const auto deliver = [&](const ChunkBytes& bytes) {
-    sink(edges_in_bytes(bytes));
-    ++next;
-  };
+  // Rank 0 hands each chunk's edges to the sink in chunk order as they arrive, so that the results of a dense pass are
+  // never all held at once.
   job.keep_results = false;
-  job.on_result = [&](int64_t chunk, const ChunkBytes& bytes) {
-    if (chunk != next) {
-      early.emplace(chunk, bytes);
-      return;
-    }
-    deliver(bytes);
-    for (auto it = early.begin(); it != early.end() && it->first == next; it = early.erase(it)) deliver(it->second);
-  };
+  job.in_order = true;
+  job.on_result = [&sink](int64_t, const ChunkBytes& bytes) { sink(edges_in_bytes(bytes)); };
   workers.run(job, options.progress, options.stats);
-  if (workers.root() && (next != chunks || !early.empty())) {
-    throw std::logic_error(fmt::format("connectome pass: {} of {} chunks reached the merge", next, chunks));
-  }
   if (options.series_uploads != nullptr) {
     *options.series_uploads = 0;
     for (const ResidentCorrelation& held : resident) *options.series_uploads += held.uploads();

@@ -55,8 +55,10 @@ void correlation_rows(Device& device, const NodeSeries& series, const Correlatio
                       const EdgeSink& sink, ResidentCorrelation* resident = nullptr);
 
 // A chunk's edges sorted by (i, j) as bytes (sort_edges on `workers` host threads, 0: all); and back, appended to `out`
-// (std::runtime_error for a damaged payload).
+// (std::runtime_error for a damaged payload). sort_and_pack_edges leaves `edges` sorted and takes the sort's second
+// buffer from the caller (kept between chunks).
 ChunkBytes edges_to_bytes(std::vector<Edge> edges, size_t workers = 0);
+ChunkBytes sort_and_pack_edges(std::vector<Edge>& edges, size_t workers, std::vector<Edge>* scratch);
 void append_edges(const ChunkBytes& bytes, std::vector<Edge>& out);
 // The edges of a chunk's bytes in place (std::runtime_error for a damaged payload); valid while `bytes` lives.
 std::span<const Edge> edges_in_bytes(const ChunkBytes& bytes);

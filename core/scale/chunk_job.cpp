@@ -93,6 +93,7 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
     if (ignored > 0) spdlog::warn("{}: {} chunk file(s) not usable: computed again", job.name, ignored);
     for (int64_t c = 0; c < chunks; ++c) {
       if (have[static_cast<size_t>(c)] == 0) continue;
+      if (job.in_order) continue;  // handed over in order with the computed ones (deliver_in_order)
       if (job.on_result) job.on_result(c, results[static_cast<size_t>(c)]);
       if (!job.keep_results) ChunkBytes().swap(results[static_cast<size_t>(c)]);
     }
@@ -191,6 +192,16 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
   const int64_t limit = chunk_limit();
   int64_t received = 0, written = 0;
   const int64_t expected = root ? chunks - restored : 0;
+  // in_order: each result goes to on_result once every chunk before it has (a result that comes early waits here).
+  int64_t next_in_order = 0;
+  const auto deliver_in_order = [&] {
+    for (; next_in_order < chunks && have[static_cast<size_t>(next_in_order)] != 0; ++next_in_order) {
+      auto& bytes = results[static_cast<size_t>(next_in_order)];
+      if (job.on_result) job.on_result(next_in_order, bytes);
+      if (!job.keep_results) ChunkBytes().swap(bytes);
+    }
+  };
+  if (root && job.in_order) deliver_in_order();  // the restored chunks at the front
   try {
     const auto accept = [&](int64_t chunk, ChunkBytes bytes) {
       if (chunk < 0 || chunk >= chunks || have[static_cast<size_t>(chunk)] != 0) {
@@ -201,8 +212,13 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
         ++written;
       }
       have[static_cast<size_t>(chunk)] = 1;
-      if (job.on_result) job.on_result(chunk, bytes);
-      if (job.keep_results) results[static_cast<size_t>(chunk)] = std::move(bytes);
+      if (job.in_order) {
+        results[static_cast<size_t>(chunk)] = std::move(bytes);
+        deliver_in_order();
+      } else {
+        if (job.on_result) job.on_result(chunk, bytes);
+        if (job.keep_results) results[static_cast<size_t>(chunk)] = std::move(bytes);
+      }
       ++received;
       if (progress) progress(restored + received, chunks);
       if (limit > 0 && written >= limit && received < expected) {

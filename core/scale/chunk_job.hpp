@@ -40,6 +40,9 @@ struct ChunkJob {
   // keep_results false run then returns empty entries (results too large to hold together: write them out here).
   std::function<void(int64_t chunk, const ChunkBytes& bytes)> on_result;
   bool keep_results = true;
+  // With in_order, on_result gets the results in chunk order instead (one that comes early is held until those before
+  // it have come): for results merged in order, e.g. a connectome's sorted edges.
+  bool in_order = false;
 };
 
 // Thrown by throw_if_chunk_cancelled, which ChunkJob::compute calls between its launches: another device finished

@@ -296,6 +296,47 @@ TEST(ChunkJob, RestartsFromItsChunkFiles) {
   EXPECT_EQ(calls.load(), 12);
 }
 
+TEST(ChunkJob, InOrderResultsWaitForTheChunksBeforeThem) {
+  // Chunk 0 does not finish before chunk 1 has (the other sub-device's), and chunks 3 and 7 are restored from files:
+  // on_result still sees 0, 1, ..., 11 in order, each once, with its own result; keep_results false leaves none.
+  const uint64_t seed = test::test_seed();
+  test::TempDir dir("rtf-in-order");
+  Workers workers = two_sub_devices();
+  ChunkJob job;
+  job.name = "in-order job";
+  job.chunks = 12;
+  job.key = "in-order";
+  job.chunk_dir = dir / "chunks";
+  for (int64_t c : {3, 7}) write_chunk_file(job.chunk_dir, job.key, c, expected_result(c, seed));
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool chunk1_done = false;
+  job.compute = [&](Device&, int, int64_t chunk) {
+    // Chunk 0 waits for chunk 1 (with a guard: a schedule giving both to one device would only lose the check).
+    std::unique_lock lock(mutex);
+    if (chunk == 0) changed.wait_for(lock, std::chrono::seconds(60), [&] { return chunk1_done; });
+    if (chunk == 1) {
+      chunk1_done = true;
+      changed.notify_all();
+    }
+    return expected_result(chunk, seed);
+  };
+  std::vector<int64_t> order;
+  job.keep_results = false;
+  job.in_order = true;
+  job.on_result = [&](int64_t chunk, const ChunkBytes& bytes) {
+    order.push_back(chunk);
+    EXPECT_EQ(bytes, expected_result(chunk, seed)) << chunk;
+  };
+  ChunkJobStats stats;
+  const std::vector<ChunkBytes> results = workers.run(job, {}, &stats);
+  EXPECT_EQ(stats.restored, 2);
+  std::vector<int64_t> expected(12);
+  for (int64_t c = 0; c < 12; ++c) expected[static_cast<size_t>(c)] = c;
+  EXPECT_EQ(order, expected);
+  for (const ChunkBytes& r : results) EXPECT_TRUE(r.empty());
+}
+
 TEST(ChunkFiles, RoundTripAndRejectTruncation) {
   test::TempDir dir("rtf-chunkfile");
   const ChunkBytes bytes = expected_result(3, 77);
