@@ -132,7 +132,7 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
       }
     };
     const SharedDecision shared = [&ranks](bool enough) {
-      std::vector<uint8_t> flag{static_cast<uint8_t>(enough ? 1 : 0)};
+      rtf::ChunkBytes flag{static_cast<uint8_t>(enough ? 1 : 0)};
       ranks.broadcast(flag);
       return flag.at(0) != 0;
     };

@@ -102,15 +102,41 @@ void correlation_rows(Device& device, const NodeSeries& series, const Correlatio
   }
 }
 
-ChunkBytes sort_and_pack_edges(std::vector<Edge>& edges, size_t workers, std::vector<Edge>* scratch) {
-  sort_edges(edges, workers, scratch);
-  ChunkWriter w;
-  w.values(edges);
-  return w.take();
+EdgePayload::EdgePayload(size_t expected) {
+  const size_t bytes = sizeof(uint64_t) + expected * sizeof(Edge);
+  if (bytes >= ChunkWriter::kLargeBytes) reserve_huge(bytes_, bytes);
+  bytes_.resize(sizeof(uint64_t));  // the count, written by take()
 }
 
-ChunkBytes edges_to_bytes(std::vector<Edge> edges, size_t workers) {
-  return sort_and_pack_edges(edges, workers, nullptr);
+void EdgePayload::append(std::span<const Edge> edges, bool sorted) {
+  if (edges.empty()) return;
+  const auto before = [](const Edge& a, const Edge& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; };
+  if (!sorted || (count_ > 0 && !before(last_, edges.front()))) sorted_ = false;
+  const size_t at = bytes_.size(), n = edges.size() * sizeof(Edge);
+  bytes_.resize(at + n);  // unwritten (HostArray) until the copy; grows geometrically past `expected`
+  std::memcpy(bytes_.data() + at, edges.data(), n);
+  count_ += edges.size();
+  last_ = edges.back();
+}
+
+ChunkBytes EdgePayload::take(size_t workers) {
+  const auto count = static_cast<uint64_t>(count_);
+  std::memcpy(bytes_.data(), &count, sizeof(count));
+  if (!sorted_) {
+    auto* edges = reinterpret_cast<Edge*>(bytes_.data() + sizeof(count));
+    std::vector<Edge> all(edges, edges + count_);
+    sort_edges(all, workers);
+    std::copy(all.begin(), all.end(), edges);
+    sorted_ = true;
+  }
+  count_ = 0;
+  return std::move(bytes_);
+}
+
+ChunkBytes edges_to_bytes(const std::vector<Edge>& edges, size_t workers) {
+  EdgePayload payload(edges.size());
+  payload.append(edges, false);
+  return payload.take(workers);
 }
 
 std::span<const Edge> edges_in_bytes(const ChunkBytes& bytes) {
@@ -195,38 +221,37 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
   std::vector<ResidentCorrelation> resident(static_cast<size_t>(workers.device_count()));
   // Each device's thread sorts its chunk's edges on its share of the host's cores.
   const size_t sort_threads = std::max<size_t>(1, host_thread_count() / static_cast<size_t>(workers.device_count()));
-  // And its edge lists, kept between chunks so that their memory is not allocated (and faulted in) again each time.
-  struct EdgeBuffers {
-    std::vector<Edge> found, scratch;
-  };
-  std::vector<EdgeBuffers> buffers(static_cast<size_t>(workers.device_count()));
-  job.compute = [&series, &bounds, &resident, &buffers, t, sort_threads](Device& device, int slot, int64_t chunk) {
-    EdgeBuffers& buffer = buffers.at(static_cast<size_t>(slot));
-    std::vector<Edge>& edges = buffer.found;
-    edges.clear();
-    // Where a chunk's time goes (the debug log): the pass with the edges' read-back, their copy here, the sort,
-    // packing.
+  // And the size of its last chunk, the room made for its next chunk's edges.
+  std::vector<size_t> last_edges(static_cast<size_t>(workers.device_count()), 0);
+  const bool launches_sorted = series.normalised;  // thresholded_correlations' launches; Kendall's are not
+  job.compute = [&series, &bounds, &resident, &last_edges, t, sort_threads, launches_sorted](Device& device, int slot,
+                                                                                              int64_t chunk) {
+    // Where a chunk's time goes (the debug log): the pass with the edges' read-back, their copy into the chunk's
+    // bytes, then a sort when the launches' edges were not sorted together.
     using Clock = std::chrono::steady_clock;
     const auto seconds_since = [](Clock::time_point t0) {
       return std::chrono::duration<double>(Clock::now() - t0).count();
     };
     double copying = 0.0;
     const auto t0 = Clock::now();
+    EdgePayload payload(last_edges.at(static_cast<size_t>(slot)));
     correlation_rows(
         device, series, t, {.first = bounds[static_cast<size_t>(chunk)], .end = bounds[static_cast<size_t>(chunk) + 1]},
         [&](std::span<const Edge> found) {
           throw_if_chunk_cancelled();  // a backup copy on another device finished these rows
           const auto c0 = Clock::now();
-          edges.insert(edges.end(), found.begin(), found.end());
+          payload.append(found, launches_sorted);
           copying += seconds_since(c0);
         },
         &resident.at(static_cast<size_t>(slot)));
     const double pass = seconds_since(t0);
     const auto t1 = Clock::now();
-    ChunkBytes bytes = sort_and_pack_edges(edges, sort_threads, &buffer.scratch);
-    spdlog::debug(
-        "connectome chunk {}: {} edges; pass {:.3f} s (copying the edges {:.3f} s), sort and packing {:.3f} s", chunk,
-        edges.size(), pass, copying, seconds_since(t1));
+    const size_t edges = payload.size();
+    const bool sorting = payload.needs_sort();
+    last_edges.at(static_cast<size_t>(slot)) = edges;
+    ChunkBytes bytes = payload.take(sort_threads);
+    spdlog::debug("connectome chunk {}: {} edges; pass {:.3f} s (copying the edges {:.3f} s), {} {:.3f} s", chunk,
+                  edges, pass, copying, sorting ? "sorting" : "no sort needed", seconds_since(t1));
     return bytes;
   };
   // Rank 0 hands each chunk's edges to the sink in chunk order as they arrive, so that the results of a dense pass are

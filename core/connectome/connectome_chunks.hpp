@@ -54,11 +54,30 @@ struct ResidentCorrelation {
 void correlation_rows(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold, TileRows rows,
                       const EdgeSink& sink, ResidentCorrelation* resident = nullptr);
 
-// A chunk's edges sorted by (i, j) as bytes (sort_edges on `workers` host threads, 0: all); and back, appended to `out`
-// (std::runtime_error for a damaged payload). sort_and_pack_edges leaves `edges` sorted and takes the sort's second
-// buffer from the caller (kept between chunks).
-ChunkBytes edges_to_bytes(std::vector<Edge> edges, size_t workers = 0);
-ChunkBytes sort_and_pack_edges(std::vector<Edge>& edges, size_t workers, std::vector<Edge>* scratch);
+// One chunk's bytes (the edge count, then the edges sorted by (i, j)) built from a pass's launches as they arrive, so
+// that a dense chunk's ~10^8 edges are copied once on the host and sorted there only when they must be: append each
+// launch's edges with `sorted` true when they are sorted by (i, j) (thresholded_correlations' launches; Kendall's are
+// not); take() sorts the whole (sort_edges on `workers` host threads, 0: all) only when a launch was unsorted or two
+// launches interleaved (series in blocks, a split launch). `expected`: edges to make room for at first (the device's
+// previous chunk's, say; more grow the bytes).
+class EdgePayload {
+ public:
+  explicit EdgePayload(size_t expected = 0);
+  void append(std::span<const Edge> edges, bool sorted);
+  size_t size() const { return count_; }
+  bool needs_sort() const { return !sorted_; }
+  ChunkBytes take(size_t workers = 0);
+
+ private:
+  ChunkBytes bytes_;
+  size_t count_ = 0;
+  bool sorted_ = true;
+  Edge last_;
+};
+
+// A chunk's edges (any order) as bytes, sorted by (i, j) (EdgePayload); and back, appended to `out`
+// (std::runtime_error for a damaged payload).
+ChunkBytes edges_to_bytes(const std::vector<Edge>& edges, size_t workers = 0);
 void append_edges(const ChunkBytes& bytes, std::vector<Edge>& out);
 // The edges of a chunk's bytes in place (std::runtime_error for a damaged payload); valid while `bytes` lives.
 std::span<const Edge> edges_in_bytes(const ChunkBytes& bytes);

@@ -1,5 +1,6 @@
-// Tile rows of the upper triangle (block pair by block pair when the series exceed the device budget), the edge list's
-// overflow handling, and the read-back.
+// Tile rows of the upper triangle (block pair by block pair when the series exceed the device budget), each launch's
+// edges sorted on the device (kernels/correlation_tile.cl's four kernels), the edge list's overflow handling, and the
+// read-back.
 #include "core/connectome/thresholded_correlation.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +11,8 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "core/connectome/edge_list.hpp"
 #include "core/device/buffer.hpp"
@@ -67,8 +70,11 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
   const int64_t blocks = (n + block - 1) / block, block_tiles = (block + kTile - 1) / kTile;
   const int64_t capacity = max_edges > 0 ? max_edges : std::max<int64_t>(n * kTile, 1);
   const cl_command_queue q = device.queue();
-  ClKernel kernel = device.kernel("correlation_tile.cl", "correlation_tile",
-                                  {fmt::format("ABSOLUTE={}", threshold.absolute ? 1 : 0)});
+  const std::vector<std::string> defines{fmt::format("ABSOLUTE={}", threshold.absolute ? 1 : 0)};
+  ClKernel kernel = device.kernel("correlation_tile.cl", "correlation_tile", defines);
+  ClKernel scan_segments = device.kernel("correlation_tile.cl", "edge_segments_scan", defines);
+  ClKernel scan_rows = device.kernel("correlation_tile.cl", "edge_rows_scan", defines);
+  ClKernel gather = device.kernel("correlation_tile.cl", "edge_segments_gather", defines);
   // One block with `resident`: the series held there (uploaded by its first call). Otherwise this call's buffers, the
   // rows' block uploaded for each block row below.
   const bool held = blocks == 1 && resident != nullptr;
@@ -95,6 +101,21 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
   std::array<DeviceEdgeList, 2> lists{DeviceEdgeList(device, capacity), DeviceEdgeList(device, capacity)};
   const auto threshold_f = static_cast<float>(threshold.value);
   const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded), cap = lists[0].capacity();
+  // Bands of about kTilesPerLaunch tiles (one row of tiles at least) over each column block; the launches' largest
+  // tile count and rows size the sorting's buffers, which the launches share (one compute queue runs them in turn).
+  const auto band_of = [](int64_t cols) { return std::max<int64_t>(1, kTilesPerLaunch / std::max<int64_t>(cols, 1)); };
+  int64_t most_tiles = 1, most_rows = 1;
+  for (int64_t bj = 0; bj < blocks; ++bj) {
+    const int64_t cols = std::min(tiles, (bj + 1) * block_tiles) - bj * block_tiles;
+    most_tiles = std::max(most_tiles, band_of(cols) * cols);
+    most_rows = std::max(most_rows, band_of(cols));
+  }
+  DeviceBuffer<int32_t> tiled(device, 3 * static_cast<size_t>(cap));
+  DeviceBuffer<int32_t> tile_at(device, static_cast<size_t>(most_tiles));
+  DeviceBuffer<int32_t> counts(device, static_cast<size_t>(most_tiles * kTile));
+  DeviceBuffer<int32_t> offsets(device, static_cast<size_t>(most_tiles * kTile));
+  DeviceBuffer<int32_t> row_edges(device, static_cast<size_t>(most_rows * kTile));
+  DeviceBuffer<int32_t> row_start(device, static_cast<size_t>(most_rows * kTile));
   const auto upload = [&](DeviceBuffer<float>& z, int64_t b) {  // block b's rows
     const int64_t first = b * block, rows = std::min(block, n - first);
     z.write(q, std::span<const float>(series.z).subspan(static_cast<size_t>(first * lp64),
@@ -107,9 +128,16 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
   // themselves).
   const auto submit = [&](int64_t ti0, int64_t rows, int64_t tj0, int64_t ncols, int which) {
     lists[which].reset(q);
+    const int c = static_cast<int>(ncols), launch_rows = static_cast<int>(rows * kTile);
     set_args(kernel, zr, *cols, valid, ni, lp, static_cast<int>(ti0), static_cast<int>(tj0), row_base, col_base,
-             threshold_f, lists[which].count(), cap, lists[which].edges());
-    return launch<2>(q, kernel, {static_cast<size_t>(ncols) * 16, static_cast<size_t>(rows) * 16}, {16, 16});
+             threshold_f, lists[which].count(), cap, tiled, tile_at, counts, c);
+    launch<2>(q, kernel, {static_cast<size_t>(ncols) * 16, static_cast<size_t>(rows) * 16}, {16, 16});
+    set_args(scan_segments, counts, offsets, row_edges, c);
+    launch<1>(q, scan_segments, {static_cast<size_t>(launch_rows) * 256}, {256});
+    set_args(scan_rows, row_edges, row_start, launch_rows);
+    launch<1>(q, scan_rows, {256}, {256});
+    set_args(gather, tiled, tile_at, counts, offsets, row_start, c, cap, lists[which].edges());
+    return launch<2>(q, gather, {static_cast<size_t>(ncols) * 256, static_cast<size_t>(rows)}, {256, 1});
   };
   // A launch's edges to the sink; one that overflowed its list is repeated in halves (rows first, then the columns of
   // a single row), each waited for.
@@ -166,7 +194,7 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
       }
       col_base = static_cast<int>(bj * block);
       const int64_t tj_first = bj * block_tiles, tj_end = std::min(tiles, tj_first + block_tiles);
-      const int64_t band = std::max<int64_t>(1, kTilesPerLaunch / std::max<int64_t>(tj_end - tj_first, 1));
+      const int64_t band = band_of(tj_end - tj_first);
       for (int64_t ti = ti_first; ti < ti_end; ti += band) {
         const int64_t rows = std::min(band, ti_end - ti), tj0 = std::max(ti, tj_first);
         const int which = next++ % 2;

@@ -8,11 +8,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/util/host_array.hpp"
 #include "core/util/huge_pages.hpp"
 
 namespace rtf {
 
-using ChunkBytes = std::vector<uint8_t>;
+// Sized without zero-filling (core/util/host_array.hpp): a received or read chunk of a dense pass is ~1 GB, which its
+// receive or read fills anyway.
+using ChunkBytes = HostArray<uint8_t>;
 
 class ChunkWriter {
  public:
@@ -20,22 +23,26 @@ class ChunkWriter {
   template <typename T>
   ChunkWriter& value(const T& x) {
     static_assert(std::is_trivially_copyable_v<T>);
-    const auto* p = reinterpret_cast<const uint8_t*>(&x);
-    bytes_.insert(bytes_.end(), p, p + sizeof(T));
+    append(&x, sizeof(T));
     return *this;
   }
-  template <typename T>
-  ChunkWriter& values(const std::vector<T>& xs) {
+  template <typename T, typename A>
+  ChunkWriter& values(const std::vector<T, A>& xs) {
     static_assert(std::is_trivially_copyable_v<T>);
     value(static_cast<uint64_t>(xs.size()));
     if (xs.size() * sizeof(T) >= kLargeBytes) reserve_huge(bytes_, bytes_.size() + xs.size() * sizeof(T));
-    const auto* p = reinterpret_cast<const uint8_t*>(xs.data());
-    bytes_.insert(bytes_.end(), p, p + xs.size() * sizeof(T));
+    append(xs.data(), xs.size() * sizeof(T));
     return *this;
   }
   ChunkBytes take() { return std::move(bytes_); }
 
  private:
+  void append(const void* p, size_t n) {
+    if (n == 0) return;
+    const size_t at = bytes_.size();
+    bytes_.resize(at + n);  // unwritten (HostArray), then copied into
+    std::memcpy(bytes_.data() + at, p, n);
+  }
   ChunkBytes bytes_;
 };
 
@@ -49,11 +56,11 @@ class ChunkReader {
     take(&x, sizeof(T));
     return x;
   }
-  template <typename T>
-  std::vector<T> values() {
+  template <typename T, typename Vector = std::vector<T>>
+  Vector values() {
     const auto n = value<uint64_t>();
     if (n > (bytes_.size() - at_) / sizeof(T)) throw std::runtime_error("chunk result: a list runs past the end");
-    std::vector<T> xs(n);
+    Vector xs(n);
     take(xs.data(), n * sizeof(T));
     return xs;
   }

@@ -67,7 +67,7 @@ std::optional<ChunkBytes> read_chunk_file(const std::filesystem::path& dir, cons
     }
     if (r.value<int64_t>() != chunk) throw std::runtime_error("holds another chunk");
     const auto hash = r.values<char>();
-    ChunkBytes bytes = r.values<uint8_t>();
+    ChunkBytes bytes = r.values<uint8_t, ChunkBytes>();
     if (!r.done()) throw std::runtime_error("longer than its contents");
     if (std::string(hash.begin(), hash.end()) != payload_hash(bytes)) throw std::runtime_error("hash mismatch");
     return bytes;

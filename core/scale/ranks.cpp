@@ -54,10 +54,10 @@ void send_bytes(int to, int tag, std::span<const uint8_t> bytes) {
   }
 }
 
-std::vector<uint8_t> receive_bytes(int from, int tag) {
+ChunkBytes receive_bytes(int from, int tag) {
   uint64_t size = 0;
   MPI_Recv(&size, 1, MPI_UINT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  std::vector<uint8_t> bytes(size);
+  ChunkBytes bytes(size);
   for (size_t at = 0; at < bytes.size(); at += kPiece) {
     const auto n = static_cast<int>(std::min(kPiece, bytes.size() - at));
     MPI_Recv(bytes.data() + at, n, MPI_BYTE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -130,7 +130,7 @@ std::string Ranks::where() const {
   return mpi_ ? fmt::format("rank {} of {} on {}", rank_, size_, host_) : host_;
 }
 
-void Ranks::broadcast(std::vector<uint8_t>& bytes) const {
+void Ranks::broadcast(ChunkBytes& bytes) const {
 #ifdef RTF_HAVE_MPI
   if (!mpi_ || size_ == 1) return;
   uint64_t size = bytes.size();

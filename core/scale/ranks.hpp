@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/scale/chunk_bytes.hpp"
+
 namespace rtf {
 
 class Ranks {
@@ -29,7 +31,7 @@ class Ranks {
   std::string where() const;  // "rank R of K on HOST", or "HOST" alone
 
   // Collectives (no-ops for a job of one process). `bytes` on the root goes to every rank.
-  void broadcast(std::vector<uint8_t>& bytes) const;
+  void broadcast(ChunkBytes& bytes) const;
   void barrier() const;
   int64_t sum(int64_t value) const;  // over every rank
   // Every rank's flag OR-ed (a rank that failed a check tells the others).
@@ -38,7 +40,7 @@ class Ranks {
   // Point to point: a message of bytes with a tag; poll returns one if one has arrived (from any rank).
   struct Message {
     int from = 0, tag = 0;
-    std::vector<uint8_t> bytes;
+    ChunkBytes bytes;
   };
   void send(int to, int tag, std::span<const uint8_t> bytes) const;
   std::optional<Message> poll(int tag) const;

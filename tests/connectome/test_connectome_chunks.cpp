@@ -167,6 +167,52 @@ TEST(ConnectomeChunks, EdgePayloadsRoundTripSorted) {
   EXPECT_THROW(append_edges(cut, back), std::runtime_error);
 }
 
+// A chunk's bytes built launch by launch: sorted launches in row order are copied as they come (no sort); a launch
+// out of order, one that interleaves with the one before, or an unsorted one makes take() sort the whole; every way
+// gives the bytes of the whole list sorted.
+TEST(ConnectomeChunks, EdgePayloadSortsOnlyWhenTheLaunchesDoNot) {
+  std::mt19937 rng(test::test_seed());
+  std::vector<Edge> all;
+  std::uniform_real_distribution<float> r(-1.0f, 1.0f);
+  for (int i = 0; i < 60; ++i) {
+    for (int j = i + 1; j < 60; ++j) {
+      if (rng() % 3 == 0) all.push_back({i, j, r(rng)});
+    }
+  }
+  const ChunkBytes expected = edges_to_bytes(all, 3);
+  EXPECT_EQ(edges_in_bytes(expected).size(), all.size());
+  // Launches of 10 rows each, sorted within; appended in row order, in reverse, and two interleaving halves.
+  std::vector<std::vector<Edge>> launches(6);
+  for (const Edge& e : all) launches[static_cast<size_t>(e.i / 10)].push_back(e);
+  std::vector<Edge> shuffled = all;
+  std::shuffle(shuffled.begin(), shuffled.end(), rng);
+  EdgePayload in_order(all.size() / 2);  // grows past its first room
+  for (const std::vector<Edge>& l : launches) in_order.append(l, true);
+  in_order.append({}, true);  // an empty launch changes nothing
+  EXPECT_FALSE(in_order.needs_sort());
+  EXPECT_EQ(in_order.size(), all.size());
+  EXPECT_TRUE(in_order.take(2) == expected);
+  EdgePayload reversed;
+  for (auto l = launches.rbegin(); l != launches.rend(); ++l) reversed.append(*l, true);
+  EXPECT_TRUE(reversed.needs_sort());
+  EXPECT_TRUE(reversed.take(2) == expected);
+  // Columns split: each row's pairs with j < 30, then those with j >= 30 (as a launch repeated by columns).
+  std::vector<Edge> left, right;
+  for (const Edge& e : all) (e.j < 30 ? left : right).push_back(e);
+  EdgePayload split;
+  split.append(left, true);
+  split.append(right, true);
+  EXPECT_TRUE(split.needs_sort());
+  EXPECT_TRUE(split.take(3) == expected);
+  EdgePayload unsorted;
+  unsorted.append(shuffled, false);
+  EXPECT_TRUE(unsorted.needs_sort());
+  EXPECT_TRUE(unsorted.take(1) == expected);
+  EdgePayload none;
+  const ChunkBytes empty = none.take();
+  EXPECT_TRUE(edges_in_bytes(empty).empty());
+}
+
 TEST(ConnectomeChunks, PearsonRowRangesEqualTheWhole) {
   std::mt19937 rng(test::test_seed());
   NodeSeries series = random_series(rng, 37, false, false);

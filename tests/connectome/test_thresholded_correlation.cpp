@@ -64,12 +64,17 @@ Eigen::MatrixXd as_matrix(const Image& image) {
   return m;
 }
 
+bool edge_before(const Edge& a, const Edge& b) {
+  return a.i != b.i ? a.i < b.i : a.j < b.j;
+}
+
 std::map<std::pair<int, int>, float> collect(const NodeSeries& series, const CorrelationThreshold& threshold,
                                              int64_t max_edges = 0) {
   std::map<std::pair<int, int>, float> found;
   thresholded_correlations(
       test::test_device(), series, threshold,
       [&](std::span<const Edge> edges) {
+        EXPECT_TRUE(std::is_sorted(edges.begin(), edges.end(), edge_before)) << "a launch's edges out of (i, j) order";
         for (const Edge& e : edges) {
           EXPECT_LT(e.i, e.j);
           EXPECT_TRUE(found.emplace(std::pair{e.i, e.j}, e.r).second) << "pair " << e.i << "," << e.j << " twice";
@@ -216,14 +221,21 @@ TEST(Connectome, TinyEdgeListSplitsLaunchesAndLosesNothing) {
 }
 
 // The edges sorted by pair, from a device budget of `series_bytes` (0: automatic); progress rises monotonically to the
-// number of tile rows.
+// number of tile rows; each launch's edges come sorted by (i, j), and with the series in one block and no launch split
+// (the automatic list and budget) the launches' edges together come sorted.
 std::vector<std::tuple<int, int, float>> sorted_edges(const NodeSeries& series, const CorrelationThreshold& threshold,
                                                       int64_t max_edges, int64_t series_bytes) {
   std::vector<std::tuple<int, int, float>> edges;
   int64_t last = 0, total = -1;
+  bool calls_in_order = true;
   thresholded_correlations(
       test::test_device(), series, threshold,
       [&](std::span<const Edge> found) {
+        EXPECT_TRUE(std::is_sorted(found.begin(), found.end(), edge_before)) << "a launch's edges out of order";
+        if (!edges.empty() && !found.empty()) {
+          const auto& [i, j, r] = edges.back();
+          calls_in_order &= edge_before(Edge{i, j, r}, found.front());
+        }
         for (const Edge& e : found) edges.emplace_back(e.i, e.j, e.r);
       },
       [&](int64_t done, int64_t all) {
@@ -236,6 +248,10 @@ std::vector<std::tuple<int, int, float>> sorted_edges(const NodeSeries& series, 
   const auto tiles = static_cast<int64_t>((series.nodes() + 127) / 128);
   EXPECT_EQ(total, tiles);
   EXPECT_EQ(last, tiles);
+  if (max_edges == 0 && series_bytes == 0) {
+    EXPECT_TRUE(calls_in_order);
+    EXPECT_TRUE(std::is_sorted(edges.begin(), edges.end()));
+  }
   std::sort(edges.begin(), edges.end());
   EXPECT_TRUE(std::adjacent_find(edges.begin(), edges.end(), [](const auto& a, const auto& b) {
                 return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b);
