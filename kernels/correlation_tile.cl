@@ -54,7 +54,8 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
   const int tj = tj0 + (int)get_group_id(0);
   const int flat = (int)get_local_id(1) * 16 + (int)get_local_id(0);
   const size_t launch_row0 = (size_t)get_group_id(1) * TS;  // this tile's first row among the launch's rows
-  if (tj < ti) {  // the whole work-group: below the diagonal, no edges
+  // The whole work-group: below the diagonal, no edges.
+  if (tj < ti) {
     if (flat < TS) counts[(launch_row0 + (size_t)flat) * (size_t)cols + (size_t)get_group_id(0)] = 0;
     return;
   }
@@ -176,9 +177,10 @@ inline int scan_group(__global const int* x, __global int* out, const int len, _
 }
 
 // Each launch row (work-group): its tiles' counts into offsets along the row, and the row's edges.
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void edge_segments_scan(
-    __global const int* restrict counts, __global int* restrict offsets, __global int* restrict row_edges,
-    const int cols) {
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void edge_segments_scan(__global const int* restrict counts,
+                                                                                  __global int* restrict offsets,
+                                                                                  __global int* restrict row_edges,
+                                                                                  const int cols) {
   __local int scratch[256];
   const size_t row = get_group_id(0);
   const int total = scan_group(counts + row * (size_t)cols, offsets + row * (size_t)cols, cols, scratch);

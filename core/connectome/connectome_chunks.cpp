@@ -102,18 +102,22 @@ void correlation_rows(Device& device, const NodeSeries& series, const Correlatio
   }
 }
 
-EdgePayload::EdgePayload(size_t expected) {
-  const size_t bytes = sizeof(uint64_t) + expected * sizeof(Edge);
-  if (bytes >= ChunkWriter::kLargeBytes) reserve_huge(bytes_, bytes);
+EdgePayload::EdgePayload() {
   bytes_.resize(sizeof(uint64_t));  // the count, written by take()
+}
+
+void EdgePayload::expect(size_t edges) {
+  const size_t bytes = sizeof(uint64_t) + edges * sizeof(Edge);
+  if (bytes > bytes_.capacity()) reserve_huge(bytes_, bytes);
 }
 
 void EdgePayload::append(std::span<const Edge> edges, bool sorted) {
   if (edges.empty()) return;
   const auto before = [](const Edge& a, const Edge& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; };
   if (!sorted || (count_ > 0 && !before(last_, edges.front()))) sorted_ = false;
+  if (bytes_.size() + edges.size() * sizeof(Edge) > bytes_.capacity()) expect((count_ + edges.size()) * 3 / 2);
   const size_t at = bytes_.size(), n = edges.size() * sizeof(Edge);
-  bytes_.resize(at + n);  // unwritten (HostArray) until the copy; grows geometrically past `expected`
+  bytes_.resize(at + n);  // unwritten (HostArray) until the copy
   std::memcpy(bytes_.data() + at, edges.data(), n);
   count_ += edges.size();
   last_ = edges.back();
@@ -134,7 +138,8 @@ ChunkBytes EdgePayload::take(size_t workers) {
 }
 
 ChunkBytes edges_to_bytes(const std::vector<Edge>& edges, size_t workers) {
-  EdgePayload payload(edges.size());
+  EdgePayload payload;
+  payload.expect(edges.size());
   payload.append(edges, false);
   return payload.take(workers);
 }
@@ -225,7 +230,7 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
   std::vector<size_t> last_edges(static_cast<size_t>(workers.device_count()), 0);
   const bool launches_sorted = series.normalised;  // thresholded_correlations' launches; Kendall's are not
   job.compute = [&series, &bounds, &resident, &last_edges, t, sort_threads, launches_sorted](Device& device, int slot,
-                                                                                              int64_t chunk) {
+                                                                                             int64_t chunk) {
     // Where a chunk's time goes (the debug log): the pass with the edges' read-back, their copy into the chunk's
     // bytes, then a sort when the launches' edges were not sorted together.
     using Clock = std::chrono::steady_clock;
@@ -234,12 +239,19 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
     };
     double copying = 0.0;
     const auto t0 = Clock::now();
-    EdgePayload payload(last_edges.at(static_cast<size_t>(slot)));
+    EdgePayload payload;
+    const int64_t rows = bounds[static_cast<size_t>(chunk) + 1] - bounds[static_cast<size_t>(chunk)];
     correlation_rows(
         device, series, t, {.first = bounds[static_cast<size_t>(chunk)], .end = bounds[static_cast<size_t>(chunk) + 1]},
         [&](std::span<const Edge> found) {
           throw_if_chunk_cancelled();  // a backup copy on another device finished these rows
           const auto c0 = Clock::now();
+          if (payload.size() == 0) {
+            // Room for the chunk at once: a quarter more than this device's last chunk, or the first launch's edges
+            // for each of its tile rows (launches hold one row or more, the first the most pairs), the larger.
+            payload.expect(
+                std::max(last_edges.at(static_cast<size_t>(slot)) / 4 * 5, found.size() * static_cast<size_t>(rows)));
+          }
           payload.append(found, launches_sorted);
           copying += seconds_since(c0);
         },

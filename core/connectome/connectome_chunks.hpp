@@ -58,11 +58,12 @@ void correlation_rows(Device& device, const NodeSeries& series, const Correlatio
 // that a dense chunk's ~10^8 edges are copied once on the host and sorted there only when they must be: append each
 // launch's edges with `sorted` true when they are sorted by (i, j) (thresholded_correlations' launches; Kendall's are
 // not); take() sorts the whole (sort_edges on `workers` host threads, 0: all) only when a launch was unsorted or two
-// launches interleaved (series in blocks, a split launch). `expected`: edges to make room for at first (the device's
-// previous chunk's, say; more grow the bytes).
+// launches interleaved (series in blocks, a split launch). expect() makes room for that many edges in all (with huge
+// pages), so that the bytes are not moved as they grow: a move of ~1 GB into fresh pages costs more than the copy.
 class EdgePayload {
  public:
-  explicit EdgePayload(size_t expected = 0);
+  EdgePayload();
+  void expect(size_t edges);
   void append(std::span<const Edge> edges, bool sorted);
   size_t size() const { return count_; }
   bool needs_sort() const { return !sorted_; }

@@ -68,7 +68,11 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
     }
   }
   const int64_t blocks = (n + block - 1) / block, block_tiles = (block + kTile - 1) / kTile;
-  const int64_t capacity = max_edges > 0 ? max_edges : std::max<int64_t>(n * kTile, 1);
+  // The default list: one full row of tiles (N x 128 pairs), with its three buffers (two lists, the sort's staging)
+  // within a fifth of the device's memory, and at least one tile (a row of tiles beyond it is repeated in parts).
+  const auto list_memory_edges = static_cast<int64_t>(device.info().global_mem_bytes / 5 / (3 * sizeof(Edge)));
+  const int64_t capacity =
+      max_edges > 0 ? max_edges : std::max<int64_t>(std::min(n * kTile, list_memory_edges), kTile * kTile);
   const cl_command_queue q = device.queue();
   const std::vector<std::string> defines{fmt::format("ABSOLUTE={}", threshold.absolute ? 1 : 0)};
   ClKernel kernel = device.kernel("correlation_tile.cl", "correlation_tile", defines);

@@ -1,9 +1,10 @@
 // Every pair of nodes whose correlation passes a threshold, on the device (kernels/correlation_tile.cl,
 // docs/algorithms/connectome.md): the N x N matrix is never held; the upper triangle is computed in 128 x 128 tiles, a
 // band of tile rows per launch, each tile thresholded on the device and the launch's edges sorted by (i, j) there into
-// a list that the host reads after each launch. A launch whose edges overflow the list is split and repeated, so any threshold works with
-// a list of bounded size. Series larger than the device's memory for them are uploaded in blocks of nodes, block pair
-// by block pair; series that fit may stay on the device between calls (ResidentSeries: the chunks of one pass).
+// a list that the host reads after each launch. A launch whose edges overflow the list is split and repeated, so any
+// threshold works with a list of bounded size. Series larger than the device's memory for them are uploaded in blocks
+// of nodes, block pair by block pair; series that fit may stay on the device between calls (ResidentSeries: the chunks
+// of one pass).
 #pragma once
 
 #include <cstdint>
@@ -52,12 +53,13 @@ struct ResidentSeries {
   int64_t uploads = 0;  // uploads of the series into it: 1 once held
 };
 
-// Streams the edges of the tile rows `rows` to `sink`: one call per launch, its edges sorted by (i, j). Where the series
-// are held in one block and no launch overflowed its list, the calls come in the order of their rows, so that their
-// edges together are sorted too; series in blocks revisit each block's rows once per column block, and a launch
+// Streams the edges of the tile rows `rows` to `sink`: one call per launch, its edges sorted by (i, j). Where the
+// series are held in one block and no launch overflowed its list, the calls come in the order of their rows, so that
+// their edges together are sorted too; series in blocks revisit each block's rows once per column block, and a launch
 // repeated in parts over a single row of tiles gives parts that interleave by row (progress in rows of the range).
 // `max_edges`: the edge
-// list's capacity on the device (0: N x 128, one full row of tiles). `series_bytes`: the device memory the series may
+// list's capacity on the device (0: N x 128, one full row of tiles, as far as its buffers fit a fifth of the device's
+// memory, and one tile at least). `series_bytes`: the device memory the series may
 // take (0: series_memory_budget's automatic one); when N x padded floats exceed it, blocks of B nodes (B a multiple of
 // 128, two blocks within the budget) are uploaded pair by pair, with the same tiles and so the same r bit for bit.
 // `resident`, given, keeps a one-block series on the device for the next call (see ResidentSeries); without it each

@@ -186,7 +186,8 @@ TEST(ConnectomeChunks, EdgePayloadSortsOnlyWhenTheLaunchesDoNot) {
   for (const Edge& e : all) launches[static_cast<size_t>(e.i / 10)].push_back(e);
   std::vector<Edge> shuffled = all;
   std::shuffle(shuffled.begin(), shuffled.end(), rng);
-  EdgePayload in_order(all.size() / 2);  // grows past its first room
+  EdgePayload in_order;
+  in_order.expect(all.size() / 2);  // grows past its first room
   for (const std::vector<Edge>& l : launches) in_order.append(l, true);
   in_order.append({}, true);  // an empty launch changes nothing
   EXPECT_FALSE(in_order.needs_sort());
