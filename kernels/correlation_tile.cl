@@ -17,7 +17,7 @@
 //   valid    uchar [N]: 0 for a constant series (no edges)
 //   count    int [1]: the launch's edges (may exceed capacity: then nothing it found is stored in full)
 //   tiled    int [capacity][3]: i, j, bits of r, each tile's edges together (row-major within it), tiles in any order
-//   tile_at  int [rows][cols]: where each tile's edges start in `tiled`
+//   tile_at  int [rows][cols][2]: where each tile's edges start in `tiled`, and how many there are
 //   counts   int [rows * 128][cols]: edges of each launch row in each tile
 //   offsets  int [rows * 128][cols]: where a tile's part of a launch row starts within that row (exclusive scan)
 //   row_edges int [rows * 128]: each launch row's edges; row_start int [rows * 128]: its first slot (exclusive scan)
@@ -57,6 +57,7 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
   // The whole work-group: below the diagonal, no edges.
   if (tj < ti) {
     if (flat < TS) counts[(launch_row0 + (size_t)flat) * (size_t)cols + (size_t)get_group_id(0)] = 0;
+    if (flat == 0) tile_at[2 * (get_group_id(1) * (size_t)cols + get_group_id(0)) + 1] = 0;
     return;
   }
   // Outputs: column group tx, row group ty of a 16 x 16 grid, each warp an 8 x 4 block of it, so that a warp's float4
@@ -122,6 +123,9 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
     counts[(launch_row0 + (size_t)flat) * (size_t)cols + (size_t)get_group_id(0)] = sum;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
+  // The rows' starts within the tile, by one work-item (128 local reads, little beside the tile's GEMM). Scans by
+  // several work-items here (Hillis-Steele; two levels of 16 runs) lost edges on PoCL, for a reason not yet found;
+  // the same Hillis-Steele scan in edge_segments_gather was right.
   __local int tile_first;
   if (flat == 0) {
     int sum = 0;
@@ -131,8 +135,14 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
       sum += c;
     }
     row_at[TS] = sum;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (flat == 0) {
+    const int sum = row_at[TS];
     tile_first = sum > 0 ? atomic_add(count, sum) : 0;
-    tile_at[get_group_id(1) * (size_t)cols + get_group_id(0)] = tile_first;
+    const size_t k = get_group_id(1) * (size_t)cols + get_group_id(0);
+    tile_at[2 * k] = tile_first;
+    tile_at[2 * k + 1] = sum;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (keep == 0) return;
@@ -204,18 +214,23 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void edge_segments_gat
   __local int first[TS + 1];  // the tile's edges before each of its rows
   const int lid = (int)get_local_id(0);
   const size_t t = get_group_id(0), launch_row0 = get_group_id(1) * (size_t)TS;
-  if (lid == 0) {
+  const size_t k = get_group_id(1) * (size_t)cols + t;
+  // No return before the barriers (the same for the whole group, but not provably so to a compiler that must keep
+  // every work-item in step): a tile without edges reads no counts and copies nothing.
+  const int total = tile_at[2 * k + 1];
+  if (lid < TS) first[lid] = total > 0 ? counts[(launch_row0 + (size_t)lid) * (size_t)cols + t] : 0;  // in parallel
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (lid == 0) {  // their scan, in local memory
     int sum = 0;
     for (int r = 0; r < TS; ++r) {
+      const int c = first[r];
       first[r] = sum;
-      sum += counts[(launch_row0 + (size_t)r) * (size_t)cols + t];
+      sum += c;
     }
     first[TS] = sum;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  const int total = first[TS];
-  if (total == 0) return;
-  const int at = tile_at[get_group_id(1) * (size_t)cols + t];
+  const int at = tile_at[2 * k];
   for (int e = lid; e < total; e += 256) {
     int lo = 0, hi = TS - 1;  // the last row whose first edge is at or before e
     while (lo < hi) {

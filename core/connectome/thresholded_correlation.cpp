@@ -115,7 +115,7 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
     most_rows = std::max(most_rows, band_of(cols));
   }
   DeviceBuffer<int32_t> tiled(device, 3 * static_cast<size_t>(cap));
-  DeviceBuffer<int32_t> tile_at(device, static_cast<size_t>(most_tiles));
+  DeviceBuffer<int32_t> tile_at(device, 2 * static_cast<size_t>(most_tiles));
   DeviceBuffer<int32_t> counts(device, static_cast<size_t>(most_tiles * kTile));
   DeviceBuffer<int32_t> offsets(device, static_cast<size_t>(most_tiles * kTile));
   DeviceBuffer<int32_t> row_edges(device, static_cast<size_t>(most_rows * kTile));
