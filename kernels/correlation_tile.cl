@@ -124,8 +124,8 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   // The rows' starts within the tile, by one work-item (128 local reads, little beside the tile's GEMM). Scans by
-  // several work-items here (Hillis-Steele; two levels of 16 runs) lost edges on PoCL, for a reason not yet found;
-  // the same Hillis-Steele scan in edge_segments_gather was right.
+  // several work-items here (Hillis-Steele; two levels of 16 runs) lost edges on PoCL, for a reason not yet found
+  // (scan_group's, below, with no accumulators live, is right there).
   __local int tile_first;
   if (flat == 0) {
     int sum = 0;
