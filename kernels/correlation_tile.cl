@@ -45,6 +45,19 @@
 #define PASSES(r, t) ((r) >= (t))
 #endif
 
+// Exclusive scan of a tile's TS row counts x[0 .. TS) in local memory, in place, the total in x[TS] and returned; by
+// one work-item.
+inline int scan_tile_rows(__local int* x) {
+  int sum = 0;
+  for (int r = 0; r < TS; ++r) {
+    const int c = x[r];
+    x[r] = sum;
+    sum += c;
+  }
+  x[TS] = sum;
+  return sum;
+}
+
 __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
     __global const float* restrict zr, __global const float* restrict zc, __global const uchar* restrict valid,
     const int n, const int lp, const int ti0, const int tj0, const int row_base, const int col_base,
@@ -123,22 +136,12 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void correlation_tile(
     counts[(launch_row0 + (size_t)flat) * (size_t)cols + (size_t)get_group_id(0)] = sum;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  // The rows' starts within the tile, by one work-item (128 local reads, little beside the tile's GEMM). Scans by
-  // several work-items here (Hillis-Steele; two levels of 16 runs) lost edges on PoCL, for a reason not yet found
-  // (scan_group's, below, with no accumulators live, is right there).
+  // The rows' starts within the tile and room for its edges, by one work-item (128 local reads, little beside the
+  // tile's GEMM). Scans by several work-items here (Hillis-Steele; two levels of 16 runs) lost edges on PoCL, for a
+  // reason not yet found (scan_group's, below, with no accumulators live, is right there).
   __local int tile_first;
   if (flat == 0) {
-    int sum = 0;
-    for (int r = 0; r < TS; ++r) {
-      const int c = row_at[r];
-      row_at[r] = sum;
-      sum += c;
-    }
-    row_at[TS] = sum;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (flat == 0) {
-    const int sum = row_at[TS];
+    const int sum = scan_tile_rows(row_at);
     tile_first = sum > 0 ? atomic_add(count, sum) : 0;
     const size_t k = get_group_id(1) * (size_t)cols + get_group_id(0);
     tile_at[2 * k] = tile_first;
@@ -220,15 +223,7 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void edge_segments_gat
   const int total = tile_at[2 * k + 1];
   if (lid < TS) first[lid] = total > 0 ? counts[(launch_row0 + (size_t)lid) * (size_t)cols + t] : 0;  // in parallel
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (lid == 0) {  // their scan, in local memory
-    int sum = 0;
-    for (int r = 0; r < TS; ++r) {
-      const int c = first[r];
-      first[r] = sum;
-      sum += c;
-    }
-    first[TS] = sum;
-  }
+  if (lid == 0) scan_tile_rows(first);
   barrier(CLK_LOCAL_MEM_FENCE);
   const int at = tile_at[2 * k];
   for (int e = lid; e < total; e += 256) {
