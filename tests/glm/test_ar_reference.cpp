@@ -165,12 +165,15 @@ TEST(ArReference, YuleWalkerMatchesStatsmodels) {
 TEST(ArReference, TruncatedWhiteningAndRecolouringInvertEachOther) {
   std::mt19937 rng(test_seed());
   std::normal_distribution<double> normal;
-  std::uniform_real_distribution<double> uniform(-0.3, 0.3);  // |rho|_1 < 1.2 at P = 4: fine over 101 steps
+  // |rho_k| in [0.05, 0.3], either sign: |rho|_1 < 1.2 at P = 4 (fine over 101 steps), and far enough from 0 that the
+  // whitening moves the series (~10) by more than 0.1 somewhere (rho drawn in (-0.3, 0.3) once gave |rho_1| ~ 0.009).
+  std::uniform_real_distribution<double> magnitude(0.05, 0.3);
+  std::bernoulli_distribution negative(0.5);
   for (int p = 1; p <= 4; ++p) {
     SCOPED_TRACE(::testing::Message() << "P " << p);
     Eigen::VectorXd r(101), rho(p);
     for (Eigen::Index t = 0; t < r.size(); ++t) r[t] = 10.0 + normal(rng);
-    for (Eigen::Index k = 0; k < p; ++k) rho[k] = uniform(rng);
+    for (Eigen::Index k = 0; k < p; ++k) rho[k] = (negative(rng) ? -1.0 : 1.0) * magnitude(rng);
     const Eigen::VectorXd w = ar_whiten_truncated(r, rho);
     EXPECT_EQ(w[0], r[0]);
     // From t = P on it is GLSAR's whitening.
