@@ -113,8 +113,7 @@ void EdgePayload::expect(size_t edges) {
 
 void EdgePayload::append(std::span<const Edge> edges, bool sorted) {
   if (edges.empty()) return;
-  const auto before = [](const Edge& a, const Edge& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; };
-  if (!sorted || (count_ > 0 && !before(last_, edges.front()))) sorted_ = false;
+  if (!sorted || (count_ > 0 && !edge_before(last_, edges.front()))) sorted_ = false;
   if (bytes_.size() + edges.size() * sizeof(Edge) > bytes_.capacity()) expect((count_ + edges.size()) * 3 / 2);
   const size_t at = bytes_.size(), n = edges.size() * sizeof(Edge);
   bytes_.resize(at + n);  // unwritten (HostArray) until the copy
@@ -224,7 +223,8 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
   job.chunk_dir = options.chunk_dir;
   // Each slot's series, kept from its first chunk to the end of the pass (a slot runs on one thread at a time).
   std::vector<ResidentCorrelation> resident(static_cast<size_t>(workers.device_count()));
-  // Each device's thread sorts its chunk's edges on its share of the host's cores.
+  // A chunk that needs sorting on the host (launches interleaved or unsorted) is sorted on its device's share of the
+  // host's cores.
   const size_t sort_threads = std::max<size_t>(1, host_thread_count() / static_cast<size_t>(workers.device_count()));
   // And the size of its last chunk, the room made for its next chunk's edges.
   std::vector<size_t> last_edges(static_cast<size_t>(workers.device_count()), 0);

@@ -11,10 +11,6 @@ namespace rtf {
 
 namespace {
 
-bool before(const Edge& a, const Edge& b) {
-  return a.i != b.i ? a.i < b.i : a.j < b.j;
-}
-
 constexpr size_t kEdgesPerWorker = size_t{1} << 16;  // below this a thread is not worth starting
 
 }  // namespace
@@ -30,7 +26,7 @@ void sort_edges(std::vector<Edge>& edges, size_t workers, std::vector<Edge>* scr
   const auto rows = static_cast<size_t>(static_cast<int64_t>(hi->i) - first + 1);
   // Rows far outnumbering the edges (a sparse list): the counts would cost more than they save.
   if (rows * workers > 4 * n + 4096) {
-    std::sort(edges.begin(), edges.end(), before);
+    std::sort(edges.begin(), edges.end(), edge_before);
     return;
   }
   // Each thread's slots per row over its range of the list, then the scatter over the same ranges.

@@ -11,6 +11,11 @@
 
 namespace rtf {
 
+// The order sort_edges gives: by row i, then column j.
+inline bool edge_before(const Edge& a, const Edge& b) {
+  return a.i != b.i ? a.i < b.i : a.j < b.j;
+}
+
 // `workers`: host threads (0: host_thread_count()). The order depends on nothing but the edges. `scratch`, given, is
 // the second buffer (swapped with `edges`; kept by the caller for the next call, its memory already there).
 void sort_edges(std::vector<Edge>& edges, size_t workers = 0, std::vector<Edge>* scratch = nullptr);

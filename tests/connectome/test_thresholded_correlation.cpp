@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "core/connectome/density_threshold.hpp"
+#include "core/connectome/edge_sort.hpp"
 #include "core/connectome/node_series.hpp"
 #include "core/connectome/sparse_graph.hpp"
 #include "core/connectome/thresholded_correlation.hpp"
@@ -62,10 +63,6 @@ Eigen::MatrixXd as_matrix(const Image& image) {
     for (int64_t v = 0; v < image.nx(); ++v) m(v, t) = image.volume(t)[static_cast<size_t>(v)];
   }
   return m;
-}
-
-bool edge_before(const Edge& a, const Edge& b) {
-  return a.i != b.i ? a.i < b.i : a.j < b.j;
 }
 
 std::map<std::pair<int, int>, float> collect(const NodeSeries& series, const CorrelationThreshold& threshold,
