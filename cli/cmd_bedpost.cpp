@@ -1,7 +1,8 @@
 // `rtfmri bedpost DIR`: FSL bedpostx's ball-and-stick MCMC on the device. Reads DIR/data, bvals, bvecs and
 // nodif_brain_mask as bedpostx does; cuts the mask voxels into blocks spread over the devices of --devices and the
-// ranks of mpirun (core/scale/chunk_job.hpp); each block is initialised on the host (tensor, then a
-// Levenberg-Marquardt fit) and its chains run (core/diffusion/ball_stick_mcmc.hpp: streams keyed by the voxel's index
+// ranks of mpirun (core/scale/chunk_job.hpp); each block is started on its device (tensor, then a Levenberg-Marquardt
+// fit in double: core/diffusion/ball_stick_start.hpp; on the host's cores with --host-start or without fp64) and its
+// chains run (core/diffusion/ball_stick_mcmc.hpp: streams keyed by the voxel's index
 // in the whole mask, so any split gives the same chains). Rank 0 writes DIR.bedpostX with FSL's file names, built as
 // DIR.bedpostX.partial (the finished blocks kept in its chunks/ folder, reused by a run started again) and renamed
 // when complete. docs/algorithms/bedpost.md, docs/scale.md.
@@ -20,6 +21,7 @@
 #include "cli/cli_support.hpp"
 #include "core/diffusion/ball_stick_init.hpp"
 #include "core/diffusion/ball_stick_mcmc.hpp"
+#include "core/diffusion/ball_stick_start.hpp"
 #include "core/diffusion/bedpost_outputs.hpp"
 #include "core/diffusion/diffusion_data.hpp"
 #include "core/diffusion/fibre_order.hpp"
@@ -35,7 +37,8 @@ namespace fs = std::filesystem;
 struct BedpostArgs {
   std::string dir, out;
   rtf::BallStickOptions options;
-  int chunk_voxels = 0;  // 0: from the devices (4 blocks per device, at least kMinChunkVoxels)
+  int chunk_voxels = 0;     // 0: from the devices (4 blocks per device, at least kMinChunkVoxels)
+  bool host_start = false;  // the starting states on the host's cores instead of the devices
 };
 
 constexpr int64_t kMinChunkVoxels = 1024;
@@ -55,14 +58,14 @@ std::string_view bytes_of(const std::vector<T>& values) {
 
 // The job's key: the signals, the scheme, every option that changes a chain, and the block size.
 std::string job_key(const rtf::DiffusionScheme& scheme, const std::vector<float>& data, const rtf::BallStickOptions& o,
-                    int64_t voxels, int64_t per_chunk) {
+                    int64_t voxels, int64_t per_chunk, bool host_start) {
   std::vector<double> bvecs;
   for (const auto& g : scheme.bvecs) bvecs.insert(bvecs.end(), g.begin(), g.end());
   const std::string options = fmt::format(
-      "bedpost v1; voxels {}; per chunk {}; fibres {}; ard {:a}; burn-in {}; jumps {}; every {}; model {}; "
+      "bedpost v2; start {}; voxels {}; per chunk {}; fibres {}; ard {:a}; burn-in {}; jumps {}; every {}; model {}; "
       "rician {}; allard {}; noard {}; update {}; seed {}",
-      voxels, per_chunk, o.fibres, o.ard_weight, o.burn_in, o.jumps, o.sample_every, o.model, o.rician, o.all_ard,
-      o.no_ard, o.update_proposal_every, o.seed);
+      host_start ? "host" : "device with fp64, else host", voxels, per_chunk, o.fibres, o.ard_weight, o.burn_in,
+      o.jumps, o.sample_every, o.model, o.rician, o.all_ard, o.no_ard, o.update_proposal_every, o.seed);
   return rtf::hash_hex({options, bytes_of(scheme.bvals), bytes_of(bvecs), bytes_of(data)});
 }
 
@@ -164,8 +167,8 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   };
   const fs::path partial = out.string() + ".partial", chunk_dir = partial / "chunks";
   if (workers.root()) prepare_partial(partial, chunk_dir);
-  spdlog::info("bedpost: {} block(s) of up to {} voxels (initialisation on the host's cores, then the chains)", chunks,
-               per_chunk);
+  spdlog::info("bedpost: {} block(s) of up to {} voxels (starting states on {}, then the chains)", chunks, per_chunk,
+               args.host_start ? "the host's cores" : "the devices");
 
   const int iterations = o.burn_in + o.jumps;
   std::mutex progress_mutex;
@@ -178,7 +181,7 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   ChunkJob job;
   job.name = "bedpost voxels";
   job.chunks = chunks;
-  job.key = job_key(input.scheme, data, o, voxels, per_chunk);
+  job.key = job_key(input.scheme, data, o, voxels, per_chunk, args.host_start);
   job.chunk_dir = chunk_dir;
   job.compute = [&](Device& device, int, int64_t chunk) {
     const auto [begin, end] = block(chunk);
@@ -198,7 +201,9 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
       const cli::Stopwatch init_clock;
       std::vector<uint8_t> fitted;
       const std::vector<BallStickParams> init =
-          initialise_ball_stick(input.scheme, y.data(), count, o.fibres, o.model, &fitted);
+          args.host_start || !device.has_fp64()
+              ? initialise_ball_stick(input.scheme, y.data(), count, o.fibres, o.model, &fitted)
+              : initialise_ball_stick_on_device(device, input.scheme, y.data(), count, o.fibres, o.model, &fitted);
       const double init_s = init_clock.seconds();
       unfitted_here += static_cast<int64_t>(std::count(fitted.begin(), fitted.end(), 0));
       const cli::Stopwatch mcmc_clock;
@@ -342,6 +347,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "depend on it)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_flag("--host-start", args->host_start,
+                "Compute each voxel's starting state (tensor fit, then Levenberg-Marquardt) on the host's cores in "
+                "double, as the reference does, instead of on the devices (the default where a device has fp64; the "
+                "two agree to rounding on well-posed voxels, docs/algorithms/bedpost.md)");
   cmd->add_option(
       "--out", args->out,
       "Output folder (default DIR.bedpostX; must not exist), with FSL's files: merged_th<i>samples, "

@@ -420,7 +420,10 @@ TensorFit fit_tensor(const DiffusionScheme& scheme, const double* signal) {
   fit.fa = norm > 0 ? std::sqrt(1.5) * (values.array() - fit.md).matrix().norm() / norm : 0.0;
   std::array<std::array<double, 3>*, 3> vectors{&fit.e1, &fit.e2, &fit.e3};
   for (int k = 0; k < 3; ++k) {
-    const Eigen::Vector3d e = eigen.eigenvectors().col(2 - k);
+    Eigen::Vector3d e = eigen.eigenvectors().col(2 - k);
+    Eigen::Index largest = 0;  // signed so that the largest component is positive (the device's start does the same)
+    for (Eigen::Index r = 1; r < 3; ++r) largest = std::fabs(e(r)) > std::fabs(e(largest)) ? r : largest;
+    if (e(largest) < 0) e = -e;
     *vectors[static_cast<size_t>(k)] = {e(0), e(1), e(2)};
     fit.eigenvalues[static_cast<size_t>(k)] = values(2 - k);
   }

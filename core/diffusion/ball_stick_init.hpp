@@ -21,7 +21,7 @@ constexpr double kInitMinFraction = 0.01, kInitMaxFraction = 0.9, kInitMaxFracti
 
 struct TensorFit {
   double s0 = 0, md = 0, fa = 0;
-  std::array<double, 3> e1{}, e2{}, e3{};  // unit eigenvectors of the eigenvalues, largest first
+  std::array<double, 3> e1{}, e2{}, e3{};  // unit eigenvectors of the eigenvalues, largest first; largest entry > 0
   std::array<double, 3> eigenvalues{};     // descending (mm^2/s)
   bool ok = false;                         // false: fewer than 7 measurements with S > 0, or a singular design
 };
