@@ -217,9 +217,12 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
             reported = done;
             progress(iterations_done / iterations, voxels);
           }));
+      const double mcmc_s = mcmc_clock.seconds();
+      spdlog::debug("bedpost: voxels {}-{} on {}: start {:.3f} s, chains {:.3f} s", first, last - 1,
+                    device.info().label(), init_s, mcmc_s);
       std::lock_guard lock(times_mutex);
       init_seconds += init_s;
-      mcmc_seconds += mcmc_clock.seconds();
+      mcmc_seconds += mcmc_s;
     }
     return pack_block(parts.size() == 1 ? parts.front() : join_ball_stick_runs(parts), unfitted_here);
   };
