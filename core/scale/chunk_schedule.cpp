@@ -41,7 +41,7 @@ double ChunkSchedule::expected_seconds(size_t slot) const {
   return std::isnan(best) ? best : std::max(best, lower_[slot]);
 }
 
-bool ChunkSchedule::worth_taking(size_t slot) const {
+bool ChunkSchedule::worth_taking(size_t slot, double now) const {
   const double max_peak = *std::max_element(peaks_.begin(), peaks_.end());
   const double mine = expected_seconds(slot);
   if (std::isnan(mine)) return peaks_[slot] >= 0.5 * max_peak;  // nothing measured: the fast ones start
@@ -54,9 +54,19 @@ bool ChunkSchedule::worth_taking(size_t slot) const {
       fastest_other = std::min(fastest_other, t);
     }
   }
+  // The others' work before they could do all that is left: the chunks left and what remains of those they are
+  // running (in chunks; without it, slots of one speed that finish a chunk together would each find the others as
+  // quick to do the rest, by a hair, and leave it to them).
+  double work = static_cast<double>(available_ - next_);
+  for (size_t k = 0; k < available_; ++k) {
+    if (done_[k]) continue;
+    for (const Running& r : running_[k]) {
+      const double t = expected_seconds(r.slot);
+      if (r.slot != slot && t > 0.0) work += std::max(0.0, r.since + t - now) / t;
+    }
+  }
   // A slot as fast as any other always takes one (so that some slot always does, whatever the rounding).
-  const auto left = static_cast<double>(available_ - next_);
-  return others == 0.0 || mine <= fastest_other * (1.0 + 1e-6) || mine <= left / others;
+  return others == 0.0 || mine <= fastest_other * (1.0 + 1e-6) || mine <= work / others;
 }
 
 double ChunkSchedule::mean_seconds(size_t slot) const {
@@ -66,7 +76,7 @@ double ChunkSchedule::mean_seconds(size_t slot) const {
 
 std::optional<size_t> ChunkSchedule::take(size_t slot, double now) {
   if (next_ < available_) {
-    if (!worth_taking(slot)) return std::nullopt;  // running_elsewhere() tells the caller to look again
+    if (!worth_taking(slot, now)) return std::nullopt;  // running_elsewhere() tells the caller to look again
     const size_t k = next_++;
     running_[k].push_back({slot, now});
     return k;

@@ -1,6 +1,7 @@
 // Which chunk a device takes next (core/scale/chunk_job.cpp), so that a fast device never waits on a slow one (a GPU
 // beside PoCL). While chunks are left, a device takes the next one only if it would finish it before the others have
-// done all that are left (from each device's mean chunk time so far; before a device has finished one, from its
+// done all that are left and what remains of the ones they are running (from each device's mean chunk time so far;
+// before a device has finished one, from its
 // peak arithmetic rate relative to one that has, and a device far below the fastest peak waits for that first
 // measurement). Then, a backup copy of a chunk still running elsewhere that this device should finish sooner. The
 // first copy to finish counts; the other is told to stop (ChunkJob's compute sees it through
@@ -51,7 +52,7 @@ class ChunkSchedule {
   // A slot's expected seconds per chunk: measured, else scaled by peaks from the fastest measured slot (at least what
   // a cancelled copy had run); NaN when nothing is measured yet.
   double expected_seconds(size_t slot) const;
-  bool worth_taking(size_t slot) const;
+  bool worth_taking(size_t slot, double now) const;
   size_t next_ = 0;
   size_t available_ = 0;  // chunks in the list (<= capacity)
   std::unique_ptr<std::atomic<bool>[]> done_;

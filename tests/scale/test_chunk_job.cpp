@@ -204,6 +204,20 @@ TEST(ChunkSchedule, ASlowDeviceTakesAChunkOnlyWhenItWouldNotDelayTheEnd) {
   EXPECT_EQ(t.take(1, 30.0), 26u);  // 4 left, 4 s on slot 0, 3 s here
 }
 
+// Four alike devices that finish their first chunks a hair apart (measured on 4 H100s: 4.45-4.56 s): each takes a
+// second one. Counting only the chunks left, the second to finish saw the other three as quicker to do the 3 left
+// (4.45 s) than its own 4.46 s and left them, and so did the next two: one device ran 4 chunks while two ran 1.
+TEST(ChunkSchedule, AlikeDevicesThatFinishTogetherEachTakeOneMore) {
+  ChunkSchedule s(8, 4, {1.0, 1.0, 1.0, 1.0});
+  for (size_t slot = 0; slot < 4; ++slot) EXPECT_EQ(s.take(slot, 0.0), slot);
+  const std::pair<size_t, double> finishes[] = {{1, 4.45}, {3, 4.46}, {0, 4.55}, {2, 4.56}};
+  for (const auto& [slot, at] : finishes) {
+    EXPECT_TRUE(s.finish(slot, slot, at));
+    EXPECT_TRUE(s.take(slot, at).has_value()) << "slot " << slot;
+  }
+  EXPECT_EQ(s.untaken(), 0u);
+}
+
 // Two alike devices, one measured: its estimate for the other, rescaled by equal peaks, may round above its own mean;
 // it must still take the last chunk (a state seen livelocked: both waiting for the other).
 TEST(ChunkSchedule, OfTwoAlikeDevicesOneAlwaysTakes) {
