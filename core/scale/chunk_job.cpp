@@ -42,6 +42,7 @@ struct Mailbox {
   std::condition_variable changed;
   std::deque<std::pair<int64_t, ChunkBytes>> finished;
   int running = 0;
+  int idle = 0;  // device threads waiting for a chunk
   bool stop = false;
   bool more_may_come = false;  // rank 0 may still hand out a chunk to this rank
   std::string error;           // the first failure, with the device named
@@ -141,7 +142,9 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
           k = schedule.take(slot, since_start());
           if (!k && (schedule.running_elsewhere(slot) || box.more_may_come)) {  // look again soon: a backup may
                                                                                 // become worth it, a chunk may come
+            ++box.idle;
             box.changed.wait_for(lock, std::chrono::milliseconds(20));
+            --box.idle;
             continue;
           }
         }
@@ -227,8 +230,10 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
       }
     };
     // The pooled chunks: rank 0 answers each request with a chunk, or -1 once the pool is empty (that rank is then
-    // "closed" and asks no more); a rank asks (rank 0 takes from the pool) when fewer chunks than devices are left
-    // unstarted in its list, one request at a time.
+    // "closed" and asks no more); a rank asks (rank 0 takes from the pool) when it has fewer unstarted chunks than
+    // devices waiting for one, one request at a time. (Asking ahead, while every device was busy, let rank 0 take the
+    // last pooled chunk of a short job at once, before a rank with nothing dealt to it could ask: 4 ranks, 4 chunks,
+    // rank 0 ran 2 and rank 3 none.)
     int closed = 0;
     bool asked = false;
     const auto hand_over = [&](int64_t chunk) {  // a chunk for this rank's devices, or -1: no more will come
@@ -243,7 +248,7 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
     };
     const auto running_low = [&] {
       std::lock_guard lock(box.mutex);
-      return box.more_may_come && schedule.untaken() < slots;
+      return box.more_may_come && schedule.untaken() < static_cast<size_t>(box.idle);
     };
     const auto deal = [&] {
       if (root) {

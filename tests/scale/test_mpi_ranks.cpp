@@ -7,7 +7,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <optional>
+#include <thread>
 
 #include "core/scale/chunk_job.hpp"
 #include "core/scale/device_list.hpp"
@@ -146,6 +150,43 @@ TEST(MpiRanks, FewerChunksThanRanksAndThePool) {
       EXPECT_EQ(reader.value<int64_t>(), c * 7);
     }
   }
+}
+
+TEST(MpiRanks, AsManyChunksAsRanksGiveEveryRankOne) {
+  // One chunk per rank: the dealt ones, and the pooled rest to the ranks that have none. Each chunk waits (at most
+  // 60 s) until every rank has started one, so a rank that took a second chunk before another rank had one would
+  // hold the job until then and fail below, however fast or busy the machine.
+  const Ranks& r = Ranks::world();
+  if (r.size() < 2) GTEST_SKIP() << "needs mpirun";
+  Workers workers(open_devices("cpu"), r);
+  std::optional<test::TempDir> root_dir;  // rank 0's; removed at the end
+  if (r.root()) root_dir.emplace("rtf-mpi-one-each");
+  const std::string dir = from_root(r.root() ? root_dir->path().string() : std::string());
+  const auto started = [&] {
+    int n = 0;
+    for (int k = 0; k < r.size(); ++k) n += std::filesystem::exists(fmt::format("{}/rank{}", dir, k)) ? 1 : 0;
+    return n;
+  };
+  ChunkJob job;
+  job.name = "one chunk each";
+  job.chunks = r.size();
+  job.key = "one each";
+  job.compute = [&](Device&, int, int64_t chunk) {
+    std::ofstream(fmt::format("{}/rank{}", dir, r.rank())) << chunk;
+    for (int wait = 0; wait < 6000 && started() < r.size(); ++wait) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ChunkWriter w;
+    w.value(chunk);
+    return w.take();
+  };
+  ChunkJobStats stats;
+  workers.run(job, {}, &stats);
+  int64_t mine = 0;
+  for (int64_t n : stats.device_chunks) mine += n;
+  EXPECT_EQ(mine, 1) << "rank " << r.rank();
+  EXPECT_EQ(r.sum(mine), r.size());
+  r.sum(0);  // every rank is done with the files before rank 0 removes them
 }
 
 }  // namespace
