@@ -291,6 +291,7 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
                                {"all_ard", o.all_ard},
                                {"no_ard", o.no_ard},
                                {"seed", o.seed},
+                               {"start", args.host_start ? "host" : "device (host where a device has no fp64)"},
                                {"unfitted_voxels", unfitted},
                                {"acceptance_while_recording", acceptance},
                                {"device", workers.device(0).info().device_name},
