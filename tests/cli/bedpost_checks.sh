@@ -22,7 +22,7 @@ JUMPS=1250
 SAMPLE_EVERY=25
 SEED=8665904
 MASK_FRACTION=0.05   # nodif_brain_mask: b0 > this fraction of its max
-MAX_MEDIAN_DEG=3     # dyads1 vs DTI's principal eigenvector, median angle where FA > 0.5 (measured on PoCL: 1.40, 1.34 with --host-start)
+MAX_MEDIAN_DEG=3  # dyads1 vs DTI's principal eigenvector, median angle where FA > 0.5 (PoCL: 1.40; --host-start 1.34)
 # The short runs (determinism, data.nii): one fibre.
 SHORT=(-n 1 -b 200 -j 200 -s 10)
 
