@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   app.add_option("-s", o.sample_every, "Sample every")->capture_default_str();
   app.add_option("--model", o.model, "1 or 2")->capture_default_str();
   app.add_flag("--rician", o.rician, "Rician noise model");
+  app.add_option("--lanes", o.lanes, "Work-items per voxel in the chains (0: from the device)")->capture_default_str();
   app.add_flag("--double", use_double, "Chains in double (the reference's arithmetic)");
   app.add_flag("--no-host-start", no_host_start, "Do not time the host's start (all cores; slow for many voxels)");
   app.add_option("--write", write_dir,
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
                             {"model", o.model},
                             {"rician", o.rician},
                             {"double", use_double},
+                            {"lanes", rtf::ball_stick_lanes(*device, scheme.measurements(), o)},
                             {"iterations", o.burn_in + o.jumps},
                             {"runs", timing.runs},
                             {"start_device_median_s", init_seconds},

@@ -56,13 +56,14 @@ std::string_view bytes_of(const std::vector<T>& values) {
   return {reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)};
 }
 
-// The job's key: the signals, the scheme, every option that changes a chain, and the block size.
+// The job's key: the signals, the scheme, every option that changes a chain, and the block size (v3: the chains' lanes
+// per voxel, which sum a voxel's measurements in another order than v2's one work-item).
 std::string job_key(const rtf::DiffusionScheme& scheme, const std::vector<float>& data, const rtf::BallStickOptions& o,
                     int64_t voxels, int64_t per_chunk, bool host_start) {
   std::vector<double> bvecs;
   for (const auto& g : scheme.bvecs) bvecs.insert(bvecs.end(), g.begin(), g.end());
   const std::string options = fmt::format(
-      "bedpost v2; start {}; voxels {}; per chunk {}; fibres {}; ard {:a}; burn-in {}; jumps {}; every {}; model {}; "
+      "bedpost v3; start {}; voxels {}; per chunk {}; fibres {}; ard {:a}; burn-in {}; jumps {}; every {}; model {}; "
       "rician {}; allard {}; noard {}; update {}; seed {}",
       host_start ? "host" : "device with fp64, else host", voxels, per_chunk, o.fibres, o.ard_weight, o.burn_in,
       o.jumps, o.sample_every, o.model, o.rician, o.all_ard, o.no_ard, o.update_proposal_every, o.seed);
@@ -150,16 +151,18 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   const std::vector<float> data = gather_mask_signals(input);
   Workers workers = cli::open_workers(globals);
 
-  // Blocks of mask voxels: their boundaries change no chain, so they are sized from the devices. The chains run one
-  // work-item per voxel, and a GPU needs ~kBusyVoxels of them at once to be busy: a device whose whole share is
-  // smaller gets it as one block; larger shares go in kChunksPerDevice blocks per device (balance), none smaller.
+  // Blocks of mask voxels: their boundaries change no chain, so they are sized from the devices. A GPU runs a block's
+  // chains at its best speed from a few ten thousand voxels (kernels/ball_stick.cl: 4 work-items per voxel, ~20% more
+  // time per voxel at 18,750 voxels than at 150,000 on an H200): a device whose whole share is below 2 kBusyVoxels gets
+  // it as one block; larger shares are cut into up to kChunksPerDevice blocks per device of at least kBusyVoxels, the
+  // same number for every device (alike devices then end together).
   const auto device_total = static_cast<int64_t>(workers.total_devices());
   const int64_t share = (voxels + device_total - 1) / device_total;
-  const int64_t per_chunk =
-      args.chunk_voxels > 0 ? args.chunk_voxels
-      : share <= kBusyVoxels
-          ? std::max(kMinChunkVoxels, share)
-          : std::max(kBusyVoxels, (voxels + kChunksPerDevice * device_total - 1) / (kChunksPerDevice * device_total));
+  const int64_t blocks_per_device = std::clamp<int64_t>(share / kBusyVoxels, 1, kChunksPerDevice);
+  const int64_t per_chunk = args.chunk_voxels > 0
+                                ? args.chunk_voxels
+                                : std::max(kMinChunkVoxels, (voxels + blocks_per_device * device_total - 1) /
+                                                                (blocks_per_device * device_total));
   const int64_t chunks = (voxels + per_chunk - 1) / per_chunk;
   const auto block = [&](int64_t chunk) {
     const int64_t begin = chunk * per_chunk;
@@ -346,9 +349,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--seed", o.seed, "Seed of the random streams (same seed: same chains on any device)")
       ->capture_default_str();
   cmd->add_option("--chunk-voxels", args->chunk_voxels,
-                  "Voxels per block handed to a device (0: one block per device up to 65,536 voxels each, else 4 per "
-                  "device of at least 65,536; the results do not "
-                  "depend on it)")
+                  "Voxels per block handed to a device (0: from the devices: one block per device while a device's "
+                  "share is below 131,072 voxels, else up to 4 per device of at least 65,536, as many for every "
+                  "device; the results do not depend on it)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--host-start", args->host_start,

@@ -1,11 +1,15 @@
 // Ball-and-stick Metropolis-Hastings chains (FSL xfibres' model, priors and update order; core/diffusion/
-// ball_stick_model.hpp, docs/algorithms/bedpost.md), one work-item per voxel, a launch running iterations
-// [first, first + count) and leaving the chain's state in global memory for the next launch. Each update draws one
-// Philox block of its slot (words 0-1: the proposal's normal, word 2: the acceptance uniform), as the double reference
-// (core/reference/ball_stick_reference.cpp) does: compiled with USE_DOUBLE the chain equals the reference's draw for
-// draw up to the functions' rounding.
-// Each compartment (0: the ball, 1 + j: stick j) keeps its attenuation per measurement in two slots, the current one
-// (bit c of `cur`) and the proposal's; an accepted proposal flips the bits of the compartments it recomputed.
+// ball_stick_model.hpp, docs/algorithms/bedpost.md), LANES work-items per voxel (a power of two, 1..32, consecutive in
+// the work-group), a launch running iterations [first, first + count) and leaving the chain's state in global memory
+// for the next launch. Lane l of a voxel holds measurements l, l + LANES, ... (MEAS = ceil(n / LANES) of them) in
+// registers: their signal, b-value, gradient and each compartment's attenuation; every lane keeps the whole chain state
+// and takes the same decisions (the same draws and, after a fixed-order tree over the lanes in local memory, the same
+// energy), so one voxel's chain does not depend on which other voxels share its launch, block or device. Each update
+// draws one Philox block of its slot (words 0-1: the proposal's normal, word 2: the acceptance uniform), as the double
+// reference (core/reference/ball_stick_reference.cpp) does: compiled with USE_DOUBLE the chain equals the reference's
+// draw for draw up to the energies' rounding (the reference sums the measurements in order, the lanes in a tree).
+// Each compartment (0: the ball, 1 + j: stick j) keeps its attenuations in `cur` and a proposal's in `prop`; an
+// accepted proposal copies the compartments it recomputed.
 // Memory layout (V voxels of the launch, n measurements, NQ = 13 quantities: S0, d, d_std, tau, then th, ph, f of
 // fibres 0..2; S = kept samples):
 //   y        float [n][V]                    the measurements
@@ -13,11 +17,12 @@
 //   state    real [NQ][V]                    the chain's parameters
 //   widths   real [NQ][V]                    proposal widths
 //   counts   int [2][NQ][V]                  accepted, rejected since the last adaptation (while recording: all)
-//   comp     real [2][NF + 1][n][V]          attenuation slots
 //   samples  float [3 NF][S][V]              th, ph, f of each fibre at each kept sample
 //   sums     real [4][V]                     sums over the kept samples of S0, d, d_std, tau
 //   trace    real [count][NQ][V]             the state after each iteration (TRACE builds, for tests)
-// Defines: NF fibres (1..3), MODEL (1|2), RICIAN (0|1), USE_DOUBLE, TRACE.
+//   scratch  local real [2][GROUP]           the lanes' partial sums (two halves used in turn: one barrier fewer)
+// Launch: global size (voxels rounded up to GROUP / LANES) x LANES, work-groups of GROUP.
+// Defines: NF fibres (1..3), MODEL (1|2), RICIAN (0|1), LANES, MEAS, GROUP, USE_DOUBLE, TRACE.
 #ifdef USE_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF  // round as the double reference does
@@ -96,24 +101,47 @@ inline real prior_energy(const real* q, const uint ard_mask, const real ard_weig
   return e;
 }
 
-// The pieces of one voxel's chain that every energy evaluation reads.
+// Loops over a lane's measurements are unrolled unless there are many (one lane per voxel on a CPU, where unrolling
+// only lengthens PoCL's compilation; NVIDIA's compiler times were the same either way).
+#if MEAS <= 16
+#define UNROLL_MEASUREMENTS _Pragma("unroll")
+#else
+#define UNROLL_MEASUREMENTS
+#endif
+
+// One lane's part of a voxel's chain: its measurements and their attenuations, and the voxel's constants.
 typedef struct {
-  const __global float* y;
-  const __global real* scheme;
-  __global real* comp;
-  int n, voxels, v;
+  real y[MEAS], b[MEAS], gx[MEAS], gy[MEAS], gz[MEAS];  // zeros past the lane's `mine` measurements
+  real cur[NF + 1][MEAS], prop[NF + 1][MEAS];
+  int mine, n;
   uint ard_mask;
   real ard_weight;
+  __local real* scratch;
+  int lid, lane, parity;
 } Voxel;
 
-inline size_t comp_index(const Voxel* x, const uint slot, const int c, const int i) {
-  return (((size_t)slot * (NF + 1) + (size_t)c) * (size_t)x->n + (size_t)i) * (size_t)x->voxels + (size_t)x->v;
+// The sum of x over the voxel's lanes, the same tree for every voxel (every lane of the work-group must call it).
+inline real lane_sum(Voxel* x, const real value) {
+#if LANES == 1
+  return value;
+#else
+  __local real* s = x->scratch + x->parity * GROUP;
+  x->parity ^= 1;  // the next call uses the other half: nobody still reads it after this call's barriers
+  s[x->lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int h = LANES / 2; h > 0; h >>= 1) {
+    if (x->lane < h) s[x->lid] += s[x->lid + h];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  return s[x->lid - x->lane];
+#endif
 }
 
-// The energy of state q, the compartments in `recompute` evaluated anew (and written to their proposal slots), the
-// others read from their current slots.
-inline real energy(const Voxel* x, const real* q, const uint cur, const uint recompute) {
+// The energy of state q, the compartments in `recompute` evaluated anew (into `prop`), the others read from `cur`.
+inline real energy(Voxel* x, const real* q, const uint recompute) {
   real dir[NF][3];
+#pragma unroll
   for (int j = 0; j < NF; ++j) {
     if ((recompute >> (j + 1)) & 1u) {
       const real th = q[P_TH(j)], ph = q[P_PH(j)];
@@ -123,40 +151,35 @@ inline real energy(const Voxel* x, const real* q, const uint cur, const uint rec
     }
   }
   real fsum = (real)0.0;
+#pragma unroll
   for (int j = 0; j < NF; ++j) fsum += q[P_F(j)];
   real total = (real)0.0;
-  for (int i = 0; i < x->n; ++i) {
-    const real b = x->scheme[4 * i];
-    real a;
-    if (recompute & 1u) {
-      a = attenuation(b, (real)1.0, q[P_D], q[P_DSTD]);
-      x->comp[comp_index(x, (cur & 1u) ^ 1u, 0, i)] = a;
-    } else {
-      a = x->comp[comp_index(x, cur & 1u, 0, i)];
-    }
-    real acc = ((real)1.0 - fsum) * a;
+  UNROLL_MEASUREMENTS
+  for (int m = 0; m < MEAS; ++m) {
+    const real b = x->b[m];
+    if (recompute & 1u) x->prop[0][m] = attenuation(b, (real)1.0, q[P_D], q[P_DSTD]);
+    real acc = ((real)1.0 - fsum) * ((recompute & 1u) ? x->prop[0][m] : x->cur[0][m]);
+#pragma unroll
     for (int j = 0; j < NF; ++j) {
-      const uint bit = (cur >> (j + 1)) & 1u;
-      real s;
-      if ((recompute >> (j + 1)) & 1u) {
-        const real dot =
-            x->scheme[4 * i + 1] * dir[j][0] + x->scheme[4 * i + 2] * dir[j][1] + x->scheme[4 * i + 3] * dir[j][2];
-        s = attenuation(b, dot * dot, q[P_D], q[P_DSTD]);
-        x->comp[comp_index(x, bit ^ 1u, j + 1, i)] = s;
-      } else {
-        s = x->comp[comp_index(x, bit, j + 1, i)];
+      const bool anew = (recompute >> (j + 1)) & 1u;
+      if (anew) {
+        const real dot = x->gx[m] * dir[j][0] + x->gy[m] * dir[j][1] + x->gz[m] * dir[j][2];
+        x->prop[j + 1][m] = attenuation(b, dot * dot, q[P_D], q[P_DSTD]);
       }
-      acc += q[P_F(j)] * s;
+      acc += q[P_F(j)] * (anew ? x->prop[j + 1][m] : x->cur[j + 1][m]);
     }
     const real pred = q[P_S0] * acc;
-    const real yi = (real)x->y[(size_t)i * (size_t)x->voxels + (size_t)x->v];
+    const real yi = x->y[m];
+    if (m < x->mine) {
 #if RICIAN
-    total += (real)-0.5 * q[P_TAU] * (yi * yi + pred * pred) + log_bessel_i0(q[P_TAU] * pred * yi);
+      total += (real)-0.5 * q[P_TAU] * (yi * yi + pred * pred) + log_bessel_i0(q[P_TAU] * pred * yi);
 #else
-    const real r = yi - pred;
-    total += r * r;
+      const real r = yi - pred;
+      total += r * r;
 #endif
+    }
   }
+  total = lane_sum(x, total);
 #if RICIAN
   const real likelihood = -(real)x->n * log(q[P_TAU]) - total;
 #else
@@ -165,8 +188,19 @@ inline real energy(const Voxel* x, const real* q, const uint cur, const uint rec
   return prior_energy(q, x->ard_mask, x->ard_weight) + likelihood;
 }
 
+// The proposal's attenuations of the compartments in `recompute` become the current ones.
+inline void keep_proposal(Voxel* x, const uint recompute) {
+#pragma unroll
+  for (int c = 0; c <= NF; ++c) {
+    if ((recompute >> c) & 1u) {
+      UNROLL_MEASUREMENTS
+      for (int m = 0; m < MEAS; ++m) x->cur[c][m] = x->prop[c][m];
+    }
+  }
+}
+
 // One Metropolis-Hastings update of quantity `par` (stream slot `slot`), recomputing the compartments in `recompute`.
-inline void update(const Voxel* x, real* q, const real* widths, int* acc, int* rej, uint* cur, real* e, const uint2 key,
+inline void update(Voxel* x, real* q, const real* widths, int* acc, int* rej, real* e, const uint2 key,
                    const uint voxel, const uint step, const uint slot, const int par, const uint recompute) {
   const uint4 w = stream_words(key, voxel, 0u, step, slot << 16);
   const real z = PROPOSAL_NORMAL(w);
@@ -183,11 +217,18 @@ inline void update(const Voxel* x, real* q, const real* widths, int* acc, int* r
     for (int j = 0; j < NF; ++j) fsum += q[P_F(j)];
     valid = q[par] > (real)0.0 && q[par] < (real)1.0 && fsum <= (real)1.0;
   }
+#if LANES == 1
   if (valid) {
-    const real proposed = energy(x, q, *cur, recompute);
-    if (log(u) < *e - proposed) {
+    const real proposed = energy(x, q, recompute);
+#else
+  {
+    // Evaluated even for a proposal outside the prior's bounds (and then ignored): every lane of the work-group must
+    // meet the same barriers, whatever its voxel's proposal.
+    const real proposed = energy(x, q, recompute);
+#endif
+    if (valid && log(u) < *e - proposed) {
       *e = proposed;
-      *cur ^= recompute;
+      keep_proposal(x, recompute);
       acc[par] += 1;
       return;
     }
@@ -196,17 +237,38 @@ inline void update(const Voxel* x, real* q, const real* widths, int* acc, int* r
   rej[par] += 1;
 }
 
-__kernel void ball_stick_iterations(const __global float* restrict y, const __global real* restrict scheme, const int n,
-                                    const int voxels, const uint voxel_offset, const uint key0, const uint key1,
-                                    const int first, const int count, const int burn_in, const int update_every,
-                                    const int sample_every, const int samples, const uint ard_mask,
-                                    const real ard_weight, __global real* restrict state,
-                                    __global real* restrict widths, __global int* restrict counts,
-                                    __global real* restrict comp, __global float* restrict samples_out,
-                                    __global real* restrict sums, __global real* restrict trace) {
-  const int v = (int)get_global_id(0);
-  if (v >= voxels) return;
-  const Voxel x = {y, scheme, comp, n, voxels, v, ard_mask, ard_weight};
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void ball_stick_iterations(
+    const __global float* restrict y, const __global real* restrict scheme, const int n, const int voxels,
+    const uint voxel_offset, const uint key0, const uint key1, const int first, const int count, const int burn_in,
+    const int update_every, const int sample_every, const int samples, const uint ard_mask, const real ard_weight,
+    __global real* restrict state, __global real* restrict widths, __global int* restrict counts,
+    __global float* restrict samples_out, __global real* restrict sums, __global real* restrict trace) {
+  __local real scratch[2 * GROUP];
+  const int lane = (int)get_local_id(0) % LANES;
+  const int slot_voxel = (int)(get_global_id(0) / LANES);
+  // Lanes past the last voxel repeat its chain (and write nothing): every lane must meet the barriers.
+  const bool writer = slot_voxel < voxels && lane == 0;
+  const int v = min(slot_voxel, voxels - 1);
+  Voxel x;
+  x.n = n;
+  x.mine = 0;
+  x.ard_mask = ard_mask;
+  x.ard_weight = ard_weight;
+  x.scratch = scratch;
+  x.lid = (int)get_local_id(0);
+  x.lane = lane;
+  x.parity = 0;
+  UNROLL_MEASUREMENTS
+  for (int m = 0; m < MEAS; ++m) {
+    const int i = lane + m * LANES;
+    const bool mine = i < n;
+    x.mine += mine ? 1 : 0;
+    x.y[m] = mine ? (real)y[(size_t)i * (size_t)voxels + (size_t)v] : (real)0.0;
+    x.b[m] = mine ? scheme[4 * i] : (real)0.0;
+    x.gx[m] = mine ? scheme[4 * i + 1] : (real)0.0;
+    x.gy[m] = mine ? scheme[4 * i + 2] : (real)0.0;
+    x.gz[m] = mine ? scheme[4 * i + 3] : (real)0.0;
+  }
   const uint2 key = (uint2)(key0, key1);
   const uint voxel = voxel_offset + (uint)v;
   real q[NQ], w[NQ];
@@ -217,24 +279,23 @@ __kernel void ball_stick_iterations(const __global float* restrict y, const __gl
     acc[k] = counts[(size_t)k * voxels + v];
     rej[k] = counts[(size_t)(NQ + k) * voxels + v];
   }
-  // Slot 1 ^ 1 = 0 holds the current attenuations after this (cur = all ones, recompute = all: written to slot 0).
-  uint cur = ALL_COMPARTMENTS;
-  real e = energy(&x, q, cur, ALL_COMPARTMENTS);
-  cur = 0u;
+  real e = energy(&x, q, ALL_COMPARTMENTS);
+  keep_proposal(&x, ALL_COMPARTMENTS);
   for (int it = first; it < first + count; ++it) {
     const uint step = (uint)it;
 #if RICIAN
-    update(&x, q, w, acc, rej, &cur, &e, key, voxel, step, SLOT_TAU, P_TAU, 0u);
+    update(&x, q, w, acc, rej, &e, key, voxel, step, SLOT_TAU, P_TAU, 0u);
 #endif
-    update(&x, q, w, acc, rej, &cur, &e, key, voxel, step, SLOT_D, P_D, ALL_COMPARTMENTS);
+    update(&x, q, w, acc, rej, &e, key, voxel, step, SLOT_D, P_D, ALL_COMPARTMENTS);
 #if MODEL == 2
-    update(&x, q, w, acc, rej, &cur, &e, key, voxel, step, SLOT_DSTD, P_DSTD, ALL_COMPARTMENTS);
+    update(&x, q, w, acc, rej, &e, key, voxel, step, SLOT_DSTD, P_DSTD, ALL_COMPARTMENTS);
 #endif
-    update(&x, q, w, acc, rej, &cur, &e, key, voxel, step, SLOT_S0, P_S0, 0u);
+    update(&x, q, w, acc, rej, &e, key, voxel, step, SLOT_S0, P_S0, 0u);
+#pragma unroll
     for (int j = 0; j < NF; ++j) {
-      update(&x, q, w, acc, rej, &cur, &e, key, voxel, step, SLOT_FIBRE(j, 0u), P_TH(j), 1u << (j + 1));
-      update(&x, q, w, acc, rej, &cur, &e, key, voxel, step, SLOT_FIBRE(j, 1u), P_PH(j), 1u << (j + 1));
-      update(&x, q, w, acc, rej, &cur, &e, key, voxel, step, SLOT_FIBRE(j, 2u), P_F(j), 0u);
+      update(&x, q, w, acc, rej, &e, key, voxel, step, SLOT_FIBRE(j, 0u), P_TH(j), 1u << (j + 1));
+      update(&x, q, w, acc, rej, &e, key, voxel, step, SLOT_FIBRE(j, 1u), P_PH(j), 1u << (j + 1));
+      update(&x, q, w, acc, rej, &e, key, voxel, step, SLOT_FIBRE(j, 2u), P_F(j), 0u);
     }
     if (it < burn_in && (it + 1) % update_every == 0) {
       for (int k = 0; k < NQ; ++k) {
@@ -245,7 +306,7 @@ __kernel void ball_stick_iterations(const __global float* restrict y, const __gl
     if (it == burn_in - 1) {
       for (int k = 0; k < NQ; ++k) acc[k] = rej[k] = 0;
     }
-    if (it >= burn_in && (it - burn_in + 1) % sample_every == 0) {
+    if (writer && it >= burn_in && (it - burn_in + 1) % sample_every == 0) {
       const int s = (it - burn_in + 1) / sample_every - 1;
       if (s < samples) {
         for (int j = 0; j < NF; ++j) {
@@ -260,13 +321,17 @@ __kernel void ball_stick_iterations(const __global float* restrict y, const __gl
       }
     }
 #ifdef TRACE
-    for (int k = 0; k < NQ; ++k) trace[((size_t)(it - first) * NQ + k) * voxels + v] = q[k];
+    if (writer) {
+      for (int k = 0; k < NQ; ++k) trace[((size_t)(it - first) * NQ + k) * voxels + v] = q[k];
+    }
 #endif
   }
-  for (int k = 0; k < NQ; ++k) {
-    state[(size_t)k * voxels + v] = q[k];
-    widths[(size_t)k * voxels + v] = w[k];
-    counts[(size_t)k * voxels + v] = acc[k];
-    counts[(size_t)(NQ + k) * voxels + v] = rej[k];
+  if (writer) {
+    for (int k = 0; k < NQ; ++k) {
+      state[(size_t)k * voxels + v] = q[k];
+      widths[(size_t)k * voxels + v] = w[k];
+      counts[(size_t)k * voxels + v] = acc[k];
+      counts[(size_t)(NQ + k) * voxels + v] = rej[k];
+    }
   }
 }

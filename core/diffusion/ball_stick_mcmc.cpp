@@ -1,5 +1,5 @@
-// Host side of the ball-and-stick chains: validation, voxel blocks, the measurements transposed to [n][V], the
-// state uploaded, launches of kIterationsPerLaunch iterations, the samples and means read back.
+// Host side of the ball-and-stick chains: validation, voxel blocks, the lanes per voxel, the measurements transposed
+// to [n][V], the state uploaded, launches of kIterationsPerLaunch iterations, the samples and means read back.
 #include "core/diffusion/ball_stick_mcmc.hpp"
 
 #include <fmt/format.h>
@@ -17,6 +17,8 @@ namespace {
 
 constexpr int kIterationsPerLaunch = 250;
 constexpr int kQuantities = kBallStickQuantities;
+constexpr int kGroup = 64;     // work-items per work-group
+constexpr int kMaxLanes = 32;  // work-items per voxel
 
 void check_inputs(const Device& device, const DiffusionScheme& scheme, const std::vector<float>& data,
                   const std::vector<BallStickParams>& init, const BallStickOptions& o, bool use_double) {
@@ -27,11 +29,12 @@ void check_inputs(const Device& device, const DiffusionScheme& scheme, const std
         fmt::format("ball-and-stick: {} values for {} voxels of {} measurements", data.size(), init.size(), n));
   }
   if (o.fibres < 1 || o.fibres > kBallStickMaxFibres || (o.model != 1 && o.model != 2) || o.burn_in < 0 ||
-      o.jumps < 1 || o.sample_every < 1 || o.samples() < 1 || o.update_proposal_every < 1 || !(o.ard_weight >= 0)) {
+      o.jumps < 1 || o.sample_every < 1 || o.samples() < 1 || o.update_proposal_every < 1 || !(o.ard_weight >= 0) ||
+      o.lanes < 0 || o.lanes > kMaxLanes || (o.lanes & (o.lanes - 1)) != 0) {
     throw std::invalid_argument(fmt::format(
         "ball-and-stick: fibres {} (1..{}), model {} (1|2), burn-in {}, jumps {}, sample every {} (at least one "
-        "sample), ARD weight {}",
-        o.fibres, kBallStickMaxFibres, o.model, o.burn_in, o.jumps, o.sample_every, o.ard_weight));
+        "sample), ARD weight {}, lanes {} (0 or a power of two up to {})",
+        o.fibres, kBallStickMaxFibres, o.model, o.burn_in, o.jumps, o.sample_every, o.ard_weight, o.lanes, kMaxLanes));
   }
   if (use_double && !device.has_fp64()) throw std::invalid_argument("ball-and-stick in double: the device has no fp64");
 }
@@ -39,8 +42,8 @@ void check_inputs(const Device& device, const DiffusionScheme& scheme, const std
 // Voxels per launch: the device buffers of a voxel within a quarter of the device's memory, at most 2^20.
 size_t block_voxels(const Device& device, int n, const BallStickOptions& o, size_t real_bytes) {
   const auto un = static_cast<size_t>(n), nf = static_cast<size_t>(o.fibres);
-  const size_t per_voxel = un * 4 + 2 * (nf + 1) * un * real_bytes + 3 * nf * static_cast<size_t>(o.samples()) * 4 +
-                           (3 * kQuantities + 4) * real_bytes + 2 * kQuantities * 4;
+  const size_t per_voxel =
+      un * 4 + 3 * nf * static_cast<size_t>(o.samples()) * 4 + (3 * kQuantities + 4) * real_bytes + 2 * kQuantities * 4;
   const uint64_t budget = std::min<uint64_t>(device.info().global_mem_bytes / 4, device.info().max_alloc_bytes);
   return std::clamp<size_t>(budget / per_voxel, 64, size_t{1} << 20);
 }
@@ -49,15 +52,19 @@ size_t block_voxels(const Device& device, int n, const BallStickOptions& o, size
 template <typename Real>
 struct Block {
   DeviceBuffer<float> y, samples;
-  DeviceBuffer<Real> scheme, state, widths, comp, sums, trace;
+  DeviceBuffer<Real> scheme, state, widths, sums, trace;
   DeviceBuffer<int> counts;
   ClKernel kernel;
-  int voxels = 0, n = 0;
+  int voxels = 0, n = 0, lanes = 1;
 };
 
-std::vector<std::string> kernel_defines(const BallStickOptions& o, bool use_double, bool trace) {
-  std::vector<std::string> d{fmt::format("NF={}", o.fibres), fmt::format("MODEL={}", o.model),
-                             fmt::format("RICIAN={}", o.rician ? 1 : 0)};
+std::vector<std::string> kernel_defines(const BallStickOptions& o, int n, int lanes, bool use_double, bool trace) {
+  std::vector<std::string> d{fmt::format("NF={}", o.fibres),
+                             fmt::format("MODEL={}", o.model),
+                             fmt::format("RICIAN={}", o.rician ? 1 : 0),
+                             fmt::format("LANES={}", lanes),
+                             fmt::format("MEAS={}", (n + lanes - 1) / lanes),
+                             fmt::format("GROUP={}", kGroup)};
   if (use_double) d.emplace_back("USE_DOUBLE");
   if (trace) d.emplace_back("TRACE");
   return d;
@@ -73,6 +80,7 @@ Block<Real> upload_block(Device& device, const DiffusionScheme& scheme, const st
   Block<Real> b;
   b.voxels = static_cast<int>(vox);
   b.n = n;
+  b.lanes = ball_stick_lanes(device, n, o);
   std::vector<float> y(un * vox);
   for (size_t v = 0; v < vox; ++v) {
     for (size_t i = 0; i < un; ++i) y[i * vox + v] = data[(begin + v) * un + i];
@@ -100,14 +108,13 @@ Block<Real> upload_block(Device& device, const DiffusionScheme& scheme, const st
   b.widths.write(q, widths);
   b.counts = DeviceBuffer<int>(device, 2 * kQuantities * vox);
   b.counts.fill(q, 0);
-  b.comp = DeviceBuffer<Real>(device, 2 * static_cast<size_t>(o.fibres + 1) * un * vox);
   b.samples = DeviceBuffer<float>(device, 3 * static_cast<size_t>(o.fibres) * static_cast<size_t>(o.samples()) * vox);
   b.sums = DeviceBuffer<Real>(device, 4 * vox);
   b.sums.fill(q, Real{0});
   b.trace = DeviceBuffer<Real>(
       device, trace_iterations > 0 ? static_cast<size_t>(trace_iterations) * kQuantities * vox : size_t{1});
   b.kernel = device.kernel("ball_stick.cl", "ball_stick_iterations",
-                           kernel_defines(o, std::is_same_v<Real, double>, trace_iterations > 0));
+                           kernel_defines(o, n, b.lanes, std::is_same_v<Real, double>, trace_iterations > 0));
   return b;
 }
 
@@ -117,8 +124,10 @@ void run_iterations(Device& device, Block<Real>& b, const BallStickOptions& o, u
   const random::PhiloxKey key = random::seed_key(o.seed);
   set_args(b.kernel, b.y, b.scheme, b.n, b.voxels, voxel_offset, key[0], key[1], first, count, o.burn_in,
            o.update_proposal_every, o.sample_every, o.samples(), ard_fibres(o), static_cast<Real>(o.ard_weight),
-           b.state, b.widths, b.counts, b.comp, b.samples, b.sums, b.trace);
-  launch<1>(device.queue(), b.kernel, {round_up(static_cast<size_t>(b.voxels), 64)}, {64}, {}, EventMode::kNone);
+           b.state, b.widths, b.counts, b.samples, b.sums, b.trace);
+  const auto lanes = static_cast<size_t>(b.lanes), group = static_cast<size_t>(kGroup);
+  launch<1>(device.queue(), b.kernel, {round_up(static_cast<size_t>(b.voxels), group / lanes) * lanes}, {group}, {},
+            EventMode::kNone);
 }
 
 template <typename Real>
@@ -174,6 +183,20 @@ BallStickRun run_all(Device& device, const DiffusionScheme& scheme, const std::v
 }
 
 }  // namespace
+
+// One on a CPU (its work-items are vector lanes already); on a GPU enough that a lane holds at most
+// kMeasurementsPerLane measurements, at least 4. Every lane repeats the voxel's scalar work (draws, priors, the
+// decision) and the lanes meet at barriers, so more lanes are not faster once the device is full: on an H200, 69
+// measurements, 150,000 voxels, 15.1 / 22.8 / 27.5 us per voxel with 4 / 8 / 2 lanes (1: 34.2, 32: 50.6), and with 4
+// lanes 18.7 us per voxel at 18,750 voxels (docs/performance.md).
+int ball_stick_lanes(const Device& device, int measurements, const BallStickOptions& options) {
+  constexpr int kMeasurementsPerLane = 18;
+  if (options.lanes > 0) return options.lanes;
+  if (device.info().is_cpu()) return 1;
+  int lanes = 4;
+  while (lanes < kMaxLanes && (measurements + lanes - 1) / lanes > kMeasurementsPerLane) lanes *= 2;
+  return lanes;
+}
 
 BallStickRun ball_stick_mcmc(Device& device, const DiffusionScheme& scheme, const std::vector<float>& data,
                              const std::vector<BallStickParams>& init, const BallStickOptions& options,

@@ -32,6 +32,9 @@ struct BallStickRun {
 // Voxel-iterations done and in all.
 using BallStickProgress = std::function<void(int64_t done, int64_t total)>;
 
+// Work-items per voxel the chains use on `device` for this many measurements (options.lanes where set).
+int ball_stick_lanes(const Device& device, int measurements, const BallStickOptions& options);
+
 // Runs burn-in + jumps iterations of every voxel. `data`: [voxel][measurement]; `init`: one state per voxel (e.g.
 // initialise_ball_stick). `use_double` computes in double (the reference's arithmetic; needs cl_khr_fp64). Throws
 // std::invalid_argument for inconsistent sizes or options.

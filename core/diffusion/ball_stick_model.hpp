@@ -40,6 +40,8 @@ struct BallStickOptions {
   bool no_ard = false;             // --noard: no ARD at all
   int update_proposal_every = 40;  // proposal widths adapted every this many burn-in iterations
   uint64_t seed = 8665904;         // --seed
+  int lanes = 0;  // work-items per voxel on the device, a power of two up to 32 (0: from the device; lanes change
+                  // only the order in which a voxel's measurements are summed, not its draws)
   int samples() const { return jumps / sample_every; }
 };
 

@@ -5,12 +5,14 @@
 // only the energies' last bits may differ) for model 1 and 2, Gaussian and Rician noise, 1-3 fibres, on odd sizes
 // (37 measurements, 13 voxels) and fresh random data; compiled in float it follows the reference until a decision
 // falls within float rounding of its bound. The kept samples and means are the reference's, and splitting the voxels
-// into blocks changes nothing (the streams are keyed by the voxel's index in the mask). Bad input is refused.
+// into blocks changes nothing (the streams are keyed by the voxel's index in the mask), with one or several
+// work-items (lanes) per voxel. Bad input is refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numbers>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "core/diffusion/ball_stick_mcmc.hpp"
@@ -93,6 +95,7 @@ double relative(double a, double b) {
 struct Variant {
   int fibres, model;
   bool rician;
+  int lanes;  // work-items per voxel: the lanes' tree sum must take the reference's decisions too
 };
 
 TEST(BallStick, DoubleDeviceChainsEqualTheReference) {
@@ -100,16 +103,18 @@ TEST(BallStick, DoubleDeviceChainsEqualTheReference) {
   if (!device.has_fp64()) GTEST_SKIP() << "the device has no fp64";
   const uint64_t seed = test::test_seed();
   const int voxels = 13, iterations = 90;
-  for (const Variant variant : {Variant{1, 1, false}, Variant{2, 1, false}, Variant{3, 1, false}, Variant{2, 2, false},
-                                Variant{2, 1, true}, Variant{3, 2, true}}) {
+  for (const Variant variant : {Variant{1, 1, false, 1}, Variant{2, 1, false, 4}, Variant{3, 1, false, 32},
+                                Variant{2, 2, false, 8}, Variant{2, 1, true, 2}, Variant{3, 2, true, 16}}) {
     SCOPED_TRACE(::testing::Message() << variant.fibres << " fibres, model " << variant.model
-                                      << (variant.rician ? ", Rician" : ", Gaussian"));
+                                      << (variant.rician ? ", Rician" : ", Gaussian") << ", " << variant.lanes
+                                      << " lane(s) per voxel");
     const Case c = make_case(seed + static_cast<uint64_t>(variant.fibres * 10 + variant.model), voxels, variant.fibres,
                              variant.rician);
     BallStickOptions o;
     o.fibres = variant.fibres;
     o.model = variant.model;
     o.rician = variant.rician;
+    o.lanes = variant.lanes;
     o.burn_in = 50;
     o.update_proposal_every = 10;
     o.jumps = 40;
@@ -235,7 +240,9 @@ TEST(BallStick, SamplesAndMeansAreTheReferencesAndBlocksChangeNothing) {
       init_b(c.init.begin() + 5, c.init.end());
   const std::vector<float> data_a(c.data.begin(), c.data.begin() + static_cast<std::ptrdiff_t>(split * n)),
       data_b(c.data.begin() + static_cast<std::ptrdiff_t>(split * n), c.data.end());
-  for (const bool use_double : {true, false}) {
+  // With several lanes per voxel too: blocks of 5 and 6 voxels leave lanes of padding in their work-groups.
+  for (const auto& [use_double, lanes] : {std::pair{true, 0}, std::pair{false, 0}, std::pair{false, 4}}) {
+    o.lanes = lanes;
     const BallStickRun whole = ball_stick_mcmc(device, c.scheme, c.data, c.init, o, 0, {}, use_double);
     const BallStickRun a = ball_stick_mcmc(device, c.scheme, data_a, init_a, o, 0, {}, use_double);
     const BallStickRun b = ball_stick_mcmc(device, c.scheme, data_b, init_b, o, 5, {}, use_double);
@@ -265,6 +272,11 @@ TEST(BallStick, RefusesBadInput) {
   o.model = 3;
   EXPECT_THROW(ball_stick_mcmc(device, c.scheme, c.data, c.init, o), std::invalid_argument);
   o.model = 1;
+  o.lanes = 3;  // not a power of two
+  EXPECT_THROW(ball_stick_mcmc(device, c.scheme, c.data, c.init, o), std::invalid_argument);
+  o.lanes = 64;
+  EXPECT_THROW(ball_stick_mcmc(device, c.scheme, c.data, c.init, o), std::invalid_argument);
+  o.lanes = 0;
   std::vector<float> short_data(c.data.begin(), c.data.end() - 1);
   EXPECT_THROW(ball_stick_mcmc(device, c.scheme, short_data, c.init, o), std::invalid_argument);
 }
