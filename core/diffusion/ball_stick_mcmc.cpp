@@ -141,7 +141,8 @@ BallStickRun run_all(Device& device, const DiffusionScheme& scheme, const std::v
   out.voxels = static_cast<int>(total);
   out.samples = samples;
   out.fibres = o.fibres;
-  out.draws.assign(3 * static_cast<size_t>(o.fibres) * static_cast<size_t>(samples) * total, 0.0f);
+  const size_t rows = 3 * static_cast<size_t>(o.fibres) * static_cast<size_t>(samples);
+  if (per_block < total) out.draws.assign(rows * total, 0.0f);  // one block: its samples are the draws (below)
   out.mean_s0.resize(total);
   out.mean_d.resize(total);
   out.mean_d_std.resize(total);
@@ -158,11 +159,15 @@ BallStickRun run_all(Device& device, const DiffusionScheme& scheme, const std::v
       done += static_cast<int64_t>(vox) * count;
       if (progress) progress(done, work);
     }
-    const std::vector<float> s = b.samples.read_all(q);
-    for (size_t row = 0; row < 3 * static_cast<size_t>(o.fibres) * static_cast<size_t>(samples); ++row) {
-      std::copy(s.begin() + static_cast<std::ptrdiff_t>(row * vox),
-                s.begin() + static_cast<std::ptrdiff_t>((row + 1) * vox),
-                out.draws.begin() + static_cast<std::ptrdiff_t>(row * total + begin));
+    std::vector<float> s = b.samples.read_all(q);
+    if (vox == total) {
+      out.draws = std::move(s);  // [row][voxel] already
+    } else {
+      for (size_t row = 0; row < rows; ++row) {
+        std::copy(s.begin() + static_cast<std::ptrdiff_t>(row * vox),
+                  s.begin() + static_cast<std::ptrdiff_t>((row + 1) * vox),
+                  out.draws.begin() + static_cast<std::ptrdiff_t>(row * total + begin));
+      }
     }
     const std::vector<Real> sums = b.sums.read_all(q);
     for (size_t v = 0; v < vox; ++v) {

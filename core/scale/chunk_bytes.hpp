@@ -2,6 +2,7 @@
 // same order. Plain native-endian copies: every rank of a job runs the same build on the same architecture.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "core/util/host_array.hpp"
+#include "core/util/host_threads.hpp"
 #include "core/util/huge_pages.hpp"
 
 namespace rtf {
@@ -34,14 +36,29 @@ class ChunkWriter {
     append(xs.data(), xs.size() * sizeof(T));
     return *this;
   }
+  // Room for `bytes` in all (a writer that knows its size: no growth copies its earlier values again).
+  ChunkWriter& reserve(size_t bytes) {
+    if (bytes >= kLargeBytes) {
+      reserve_huge(bytes_, bytes);
+    } else {
+      bytes_.reserve(bytes);
+    }
+    return *this;
+  }
   ChunkBytes take() { return std::move(bytes_); }
 
  private:
+  // Large copies run on several threads: most of their time is the first touch of fresh pages (one thread faults in
+  // ~0.5 GB/s; measured in bedpost, whose 37,500-voxel block packs 67 MB of samples).
   void append(const void* p, size_t n) {
     if (n == 0) return;
     const size_t at = bytes_.size();
     bytes_.resize(at + n);  // unwritten (HostArray), then copied into
-    std::memcpy(bytes_.data() + at, p, n);
+    constexpr size_t kParallelBytes = size_t{8} << 20;
+    const size_t threads = n < kParallelBytes ? 1 : std::min<size_t>(8, host_thread_count());
+    host_ranges(n, threads, [&](size_t begin, size_t end, size_t) {
+      std::memcpy(bytes_.data() + at + begin, static_cast<const uint8_t*>(p) + begin, end - begin);
+    });
   }
   ChunkBytes bytes_;
 };
