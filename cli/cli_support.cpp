@@ -32,15 +32,26 @@ std::unique_ptr<Device> open_device(const GlobalOptions& globals) {
   return device;
 }
 
-Workers open_workers(const GlobalOptions& globals) {
-  const Ranks& ranks = Ranks::world();
+namespace {
+
+std::vector<std::unique_ptr<Device>> open_worker_devices(const GlobalOptions& globals) {
+  if (!globals.devices.empty()) return open_devices(globals.devices);
   std::vector<std::unique_ptr<Device>> devices;
-  if (globals.devices.empty()) {
-    devices.push_back(Device::open(globals.device));
-  } else {
-    devices = open_devices(globals.devices);
-  }
-  Workers workers(std::move(devices), ranks);
+  devices.push_back(Device::open(globals.device));
+  return devices;
+}
+
+}  // namespace
+
+Workers open_workers(const GlobalOptions& globals) {
+  return WorkersOpening(globals).get();
+}
+
+WorkersOpening::WorkersOpening(const GlobalOptions& globals)
+    : devices_(std::async(std::launch::async, [globals] { return open_worker_devices(globals); })) {}
+
+Workers WorkersOpening::get() {
+  Workers workers(devices_.get(), Ranks::world());
   spdlog::info("devices: {}", workers.describe());
   return workers;
 }

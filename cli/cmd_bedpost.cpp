@@ -147,6 +147,7 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   }
   if (args.chunk_voxels < 0)
     throw std::invalid_argument(fmt::format("--chunk-voxels {}: 0 (auto) or more", args.chunk_voxels));
+  cli::WorkersOpening opening(globals);  // while the inputs are read
   // Rank 0 reads the folder; the other ranks read a copy of its files.
   const DiffusionInput input = read_bedpost_dir(ranks.local_input(dir));
   const int n = input.scheme.measurements();
@@ -154,7 +155,7 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   spdlog::info("bedpost: {} voxels in {}/nodif_brain_mask, {} measurements, {} fibre(s), model {}, {} noise", voxels,
                dir, n, o.fibres, o.model, o.rician ? "Rician" : "Gaussian");
   const std::vector<float> data = gather_mask_signals(input);
-  Workers workers = cli::open_workers(globals);
+  Workers workers = opening.get();
 
   // Blocks of mask voxels: their boundaries change no chain, so they are sized from the devices. A GPU runs a block's
   // chains at its best speed from a few ten thousand voxels (kernels/ball_stick.cl: 4 work-items per voxel, ~20% more

@@ -270,6 +270,7 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
       throw std::invalid_argument(fmt::format("--inference {}: voxel, cluster-extent, cluster-mass or tfce", i));
     }
   }
+  cli::WorkersOpening opening(globals);                               // while the inputs are read
   const Image bold = read_nifti(Ranks::world().local_input(c.bold));  // under mpirun: rank 0's file
   if (bold.nt() < 3) throw std::invalid_argument(fmt::format("{}: a GLM needs a 4D series", c.bold));
   const EventsTable events = read_events_tsv(Ranks::world().local_input(c.events));
@@ -280,7 +281,7 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     const NamedContrast n = parse_named_contrast(spec, design.names());
     contrasts.push_back({n.name, n.weights});
   }
-  Workers workers = cli::open_workers(globals);  // --devices: spread by --bayes; the other fits use the first
+  Workers workers = opening.get();  // --devices: spread by --bayes; the other fits use the first
   Device* device = &workers.device(0);
   if (!c.bayes && !workers.root()) return;  // only --bayes spreads over ranks: the other fits run on rank 0 alone
   std::optional<std::vector<uint8_t>> mask;

@@ -119,11 +119,12 @@ std::string job_key(const std::vector<float>& residuals, const rtf::TContrastMod
                     const rtf::PermutationSet& set, const rtf::PermutationChunkOptions& options,
                     const RandomiseArgs& args, size_t contrast, int max_block) {
   const std::string settings = fmt::format(
-      "randomise chunks v1; n {} p {} q {} dof {:a} vf {:a}; set {} kind {} count {} seed {}; -c {:a} -C {:a}; "
-      "tfce dh {:a} E {:a} H {:a} C {} 2d {}; chunk {} launch {}; contrast {}",
+      "randomise chunks v2; n {} p {} q {} dof {:a} vf {:a}; set {} kind {} count {} seed {}; -c {:a} -C {:a}; "
+      "tfce dh {:a} E {:a} H {:a} C {} 2d {}; chunks {} then {} launch {}; contrast {}",
       model.n, model.p, model.q, model.dof, model.variance_factor, set.n, static_cast<int>(set.kind), set.count,
       args.seed, options.cluster_extent, options.cluster_mass, static_cast<double>(options.tfce_dh), args.tfce_e,
-      args.tfce_h, args.tfce_c, args.tfce_2d, rtf::kPermutationChunkSize, max_block, contrast);
+      args.tfce_h, args.tfce_c, args.tfce_2d, rtf::kPermutationChunkSize, rtf::kPermutationTailChunkSize, max_block,
+      contrast);
   const Eigen::MatrixXd a = model.a;
   return rtf::hash_hex({settings, bytes_of(residuals), bytes_of(model.basis), bytes_of(a), bytes_of(model.quadratic),
                         bytes_of(set.order), bytes_of(set.signs)});
@@ -146,6 +147,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   if (args.one_sample && !args.groups.empty()) {
     throw std::invalid_argument("exchangeability blocks (-e) with sign flipping (-1) are not supported");
   }
+  rtf::cli::WorkersOpening opening(globals);  // while the inputs are read
   // Read everything and check it before any computation or output. Rank 0 reads the files; other ranks get copies.
   const rtf::Ranks& world = rtf::Ranks::world();
   const auto local = [&world](const std::string& path) { return path.empty() ? path : world.local_input(path); };
@@ -262,7 +264,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
                                             args.permutations)
                               : fmt::format(" (random, seed {}, of {:.3g} distinct)", args.seed, set.distinct));
 
-  rtf::Workers workers = rtf::cli::open_workers(globals);
+  rtf::Workers workers = opening.get();
   const rtf::Ranks& ranks = workers.ranks();
   const bool extent = !std::isnan(args.cluster_extent), mass = !std::isnan(args.cluster_mass);
   const bool want_tfce = args.tfce || args.tfce_2d;
@@ -306,9 +308,11 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     }
     const int max_block = options.clusters() || (want_tfce && !f_test) ? kBatch : 128;
     // The observed statistic: rank 0's, on its first device, so every device of every rank counts against the same.
+    const rtf::cli::Stopwatch observe_clock;
     auto observer =
         std::make_unique<rtf::VoxelPermutationBlocks>(workers.device(0), models[k], set, residuals, nv, max_block);
     std::vector<double> observed = observer->observe();
+    spdlog::debug("randomise contrast {}: observed statistic in {:.3f} s", k + 1, observe_clock.seconds());
     broadcast_values(ranks, observed);
     result.t.assign(observed.begin(), observed.end());
     // TFCE's step: the observed map's largest t / 100 (at least 0.01).
@@ -329,15 +333,24 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       job.compute = [&](rtf::Device& device, int slot, int64_t chunk) {
         auto& b = slot_blocks[static_cast<size_t>(slot)];
         if (!b) {
+          const rtf::cli::Stopwatch setup_clock;
           b = std::make_unique<rtf::VoxelPermutationBlocks>(device, models[k], set, residuals, nv, max_block);
           b->set_observed(observed);
+          const double blocks_s = setup_clock.seconds();
+          if (options.clusters()) cluster_stats(slot);
+          const double clusters_s = setup_clock.seconds();
+          if (options.tfce()) tfce_stats(slot);
+          spdlog::debug(
+              "randomise contrast {}: device slot {} ready in {:.3f} s (blocks {:.3f}, clusters {:.3f}, TFCE "
+              "{:.3f})",
+              k + 1, slot, setup_clock.seconds(), blocks_s, clusters_s - blocks_s, setup_clock.seconds() - clusters_s);
         }
         return rtf::to_chunk_bytes(rtf::run_permutation_chunk(*b, options.clusters() ? &cluster_stats(slot) : nullptr,
                                                               options.tfce() ? &tfce_stats(slot) : nullptr, options,
                                                               rtf::permutation_chunk_range(chunk, set.count)));
       };
-      rtf::cli::ProgressLog log(
-          fmt::format("contrast {} ({}): chunks of {} rearrangements", k + 1, names[k], rtf::kPermutationChunkSize));
+      rtf::cli::ProgressLog log(fmt::format("contrast {} ({}): chunks of {} then {} rearrangements", k + 1, names[k],
+                                            rtf::kPermutationChunkSize, rtf::kPermutationTailChunkSize));
       const std::vector<rtf::ChunkBytes> chunks =
           workers.run(job, [&](int64_t done, int64_t total) { log(done, total); });
       for (const rtf::ChunkBytes& bytes : chunks) {
@@ -433,7 +446,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       "randomise",
       "Permutation inference as FSL randomise (same options and output names): t and F statistics; voxel-wise (-x), "
       "cluster (-c/-C) and TFCE (-T) FWE-corrected p maps, written as 1 - p (docs/algorithms/randomise.md). The "
-      "rearrangements run in chunks of 512 over the devices of --devices (before the subcommand: rtfmri --devices "
+      "rearrangements run in chunks (512, the last quarter 128) over the devices of --devices (before the subcommand: "
+      "rtfmri --devices "
       "all randomise ...) and over the ranks of mpirun / srun (mpirun -np 4 rtfmri randomise ...), with results "
       "identical to one device's; a stopped run keeps PREFIX_chunks/ and, started again, reuses its finished chunks");
   cmd->add_option("-i,--in", args->inputs, "4D input (one volume per subject), or one 3D image per subject (repeat -i)")

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -51,8 +52,11 @@ cl_program ProgramCache::get(const std::string& name, const std::string& source,
     std::error_code ec;
     if (std::filesystem::exists(*file, ec)) {
       try {
+        const auto start = std::chrono::steady_clock::now();
         program = load_binary(*file, options);
         ++stats_.disk_hits;
+        spdlog::debug("kernel program {} [{}] from the disk cache in {:.3f} s", name, options,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       } catch (const std::exception& e) {
         spdlog::warn("ignoring unusable cached kernel binary {}: {}", file->string(), e.what());
         std::filesystem::remove(*file, ec);

@@ -11,12 +11,24 @@
 
 namespace rtf {
 
+namespace {
+
+// The chunks of kPermutationChunkSize that open the tapered layout: three quarters of the set, rounded down.
+int64_t large_permutation_chunks(int rearrangements) {
+  return (static_cast<int64_t>(rearrangements) * 3 / 4) / kPermutationChunkSize;
+}
+
+}  // namespace
+
 int64_t permutation_chunk_count(int rearrangements, int chunk_size) {
-  if (rearrangements < 1 || chunk_size < 1) {
+  if (rearrangements < 1 || chunk_size < 0) {
     throw std::invalid_argument(
         fmt::format("permutation chunks: {} rearrangements in chunks of {}", rearrangements, chunk_size));
   }
-  return (static_cast<int64_t>(rearrangements) + chunk_size - 1) / chunk_size;
+  if (chunk_size > 0) return (static_cast<int64_t>(rearrangements) + chunk_size - 1) / chunk_size;
+  const int64_t large = large_permutation_chunks(rearrangements);
+  const int64_t tail = rearrangements - large * kPermutationChunkSize;
+  return large + (tail + kPermutationTailChunkSize - 1) / kPermutationTailChunkSize;
 }
 
 RearrangementRange permutation_chunk_range(int64_t chunk, int rearrangements, int chunk_size) {
@@ -24,8 +36,17 @@ RearrangementRange permutation_chunk_range(int64_t chunk, int rearrangements, in
   if (chunk < 0 || chunk >= chunks) {
     throw std::invalid_argument(fmt::format("permutation chunks: chunk {} of {}", chunk, chunks));
   }
-  const int64_t first = chunk * chunk_size;
-  return {static_cast<int>(first), static_cast<int>(std::min<int64_t>(chunk_size, rearrangements - first))};
+  int64_t first = 0, size = chunk_size;
+  if (chunk_size > 0) {
+    first = chunk * chunk_size;
+  } else if (const int64_t large = large_permutation_chunks(rearrangements); chunk < large) {
+    first = chunk * kPermutationChunkSize;
+    size = kPermutationChunkSize;
+  } else {
+    first = large * kPermutationChunkSize + (chunk - large) * kPermutationTailChunkSize;
+    size = kPermutationTailChunkSize;
+  }
+  return {static_cast<int>(first), static_cast<int>(std::min<int64_t>(size, rearrangements - first))};
 }
 
 PermutationChunkResult run_permutation_chunk(VoxelPermutationBlocks& blocks, ClusterStatistics* clusters,

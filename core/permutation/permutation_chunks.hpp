@@ -1,5 +1,5 @@
-// A permutation test cut into chunks of a fixed number of rearrangements (kPermutationChunkSize, whatever the number
-// of devices and ranks), for `rtfmri randomise` spread over devices and MPI ranks (core/scale/chunk_job.hpp). A chunk
+// A permutation test cut into chunks of rearrangements (a layout fixed by the set's size, whatever the number of
+// devices and ranks), for `rtfmri randomise` spread over devices and MPI ranks (core/scale/chunk_job.hpp). A chunk
 // computes, against the observed statistic, each voxel's count of rearrangements with t* >= t and each rearrangement's
 // largest t, cluster extent / mass and TFCE; chunk 0 holds the identity. Counts are integers and maxima exact per
 // rearrangement, so the chunks merged in order equal voxel_permutation_test's whole-set result bit for bit on any
@@ -17,16 +17,20 @@
 
 namespace rtf {
 
-// Rearrangements per chunk: a multiple of every launch block (32 .. 128), so a chunk's launches are those of the
-// whole set.
+// Rearrangements per chunk: three quarters of the set in chunks of kPermutationChunkSize, the rest in chunks of
+// kPermutationTailChunkSize (the last one shorter), so that the devices run out of work together at the end (20 equal
+// chunks of 10,000 rearrangements leave 4 of 8 devices idle for the last one). Fixed by the set's size, not by the
+// devices, so the chunk files of a stopped run fit any other split.
 constexpr int kPermutationChunkSize = 512;
+constexpr int kPermutationTailChunkSize = 128;
 
-// The chunks of a set of `count` rearrangements, and chunk `chunk`'s range [first, first + count).
-int64_t permutation_chunk_count(int rearrangements, int chunk_size = kPermutationChunkSize);
+// The chunks of a set of `count` rearrangements, and chunk `chunk`'s range [first, first + count): the tapered layout
+// above, or, given a chunk_size, equal chunks of that size.
+int64_t permutation_chunk_count(int rearrangements, int chunk_size = 0);
 struct RearrangementRange {
   int first = 0, count = 0;
 };
-RearrangementRange permutation_chunk_range(int64_t chunk, int rearrangements, int chunk_size = kPermutationChunkSize);
+RearrangementRange permutation_chunk_range(int64_t chunk, int rearrangements, int chunk_size = 0);
 
 // What a chunk computes beyond the voxel counts and maxima (t contrasts only).
 struct PermutationChunkOptions {

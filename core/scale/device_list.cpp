@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <exception>
 #include <stdexcept>
+#include <thread>
 
 #include "core/device/cl_error.hpp"
 
@@ -121,8 +123,25 @@ std::vector<DeviceInfo> resolve_devices(const std::string& spec) {
 }
 
 std::vector<std::unique_ptr<Device>> open_devices(const std::string& spec) {
-  std::vector<std::unique_ptr<Device>> opened;
-  for (const DeviceInfo& d : resolve_devices(spec)) opened.push_back(std::make_unique<Device>(d));
+  // One thread per device: a context on an NVIDIA GPU takes ~0.15 s, and opening 4 one after another took 0.45 s more
+  // than one. The first error (in spec order) is rethrown once every thread has ended.
+  const std::vector<DeviceInfo> infos = resolve_devices(spec);
+  std::vector<std::unique_ptr<Device>> opened(infos.size());
+  std::vector<std::exception_ptr> errors(infos.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        opened[i] = std::make_unique<Device>(infos[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
   return opened;
 }
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # `rtfmri randomise` spread over devices and MPI ranks gives the files of one device bit for bit: data made by
 # randomise_data.py (10 subjects on a 17x19x13 grid), a one-sample test (-1 -x -c -T, 1000 of the 1024 sign flips drawn
-# with a seed: two chunks of 512, the second short) and three groups with two t contrasts and an F test (-x -C, 1100 of
-# the 4200 relabellings: three chunks), run with --devices cpu, --devices cpu/2 (two PoCL sub-devices), and under
-# `mpirun --oversubscribe -np 2` and `-np 3` (a rank with no chunk); every output compared with cmp, the JSON report
-# without its timings and device/rank counts. Restart: RTFMRI_CHUNK_LIMIT=1 stops the run after one chunk file with an
+# with a seed: a chunk of 512, then four of 128, the last short) and three groups with two t contrasts and an F test
+# (-x -C, 1100 of the 4200 relabellings: six chunks), run with --devices cpu, --devices cpu/2 (two PoCL sub-devices),
+# and under `mpirun --oversubscribe -np 2` and `-np 3`; every output compared with cmp, the JSON report without its
+# timings and device/rank counts. Restart: RTFMRI_CHUNK_LIMIT=1 stops the run after one chunk file with an
 # error and no output; chunk files of another seed are not reused; the run started again says it restored the chunk,
 # its outputs equal the uninterrupted run's, and PREFIX_chunks/ is gone.
 #   usage: scale_randomise_checks.sh RTFMRI WORK_DIR

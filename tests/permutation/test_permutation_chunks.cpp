@@ -227,8 +227,7 @@ void check_splits(bool one_sample, int rearrangements) {
   ASSERT_GT(whole.max_tfce[0], 0.0f);
   for (uint32_t e : whole.exceed) ASSERT_GE(e, 1U);
 
-  expect_identical(chunks_on_one_device(device, p, options, kPermutationChunkSize, observed), whole,
-                   "chunks of 512 on one device");
+  expect_identical(chunks_on_one_device(device, p, options, 0, observed), whole, "the tapered chunks on one device");
   expect_identical(chunks_on_one_device(device, p, options, 200, observed), whole, "chunks of 200 on one device");
   ChunkJobStats stats;
   expect_identical(chunks_on_workers(p, options, observed, &stats), whole, "a ChunkJob on two devices");
@@ -245,18 +244,41 @@ TEST(PermutationChunks, SignFlipChunksOnAnySplitEqualTheWholeSet) {
 }
 
 TEST(PermutationChunks, RangesCoverTheSetOnceIdentityInChunkZero) {
+  // Tapered: floor(3/4 R / 512) chunks of 512, then chunks of 128, the last one shorter.
   EXPECT_EQ(permutation_chunk_count(1), 1);
-  EXPECT_EQ(permutation_chunk_count(512), 1);
-  EXPECT_EQ(permutation_chunk_count(513), 2);
+  EXPECT_EQ(permutation_chunk_count(128), 1);
+  EXPECT_EQ(permutation_chunk_count(512), 4);     // 384 < 512: no large chunk
+  EXPECT_EQ(permutation_chunk_count(1100), 6);    // 825 / 512 -> 1 large, then 588 in 5
+  EXPECT_EQ(permutation_chunk_count(10000), 37);  // 14 large (7,168), then 2,832 in 23
   const auto first = permutation_chunk_range(0, 1100);
   EXPECT_EQ(first.first, 0);
   EXPECT_EQ(first.count, 512);
-  const auto last = permutation_chunk_range(2, 1100);
+  const auto second = permutation_chunk_range(1, 1100);
+  EXPECT_EQ(second.first, 512);
+  EXPECT_EQ(second.count, 128);
+  const auto last = permutation_chunk_range(5, 1100);
   EXPECT_EQ(last.first, 1024);
   EXPECT_EQ(last.count, 76);
-  EXPECT_THROW(permutation_chunk_range(3, 1100), std::invalid_argument);
+  EXPECT_THROW(permutation_chunk_range(6, 1100), std::invalid_argument);
   EXPECT_THROW(permutation_chunk_range(-1, 1100), std::invalid_argument);
   EXPECT_THROW(permutation_chunk_count(0), std::invalid_argument);
+  EXPECT_THROW(permutation_chunk_count(10, -1), std::invalid_argument);
+  // Equal chunks on request (the split tests above).
+  EXPECT_EQ(permutation_chunk_count(1100, 200), 6);
+  EXPECT_EQ(permutation_chunk_range(5, 1100, 200).count, 100);
+  // Every layout covers the set once, in order, from the identity.
+  for (const int r : {1, 127, 128, 129, 511, 512, 683, 684, 1100, 4096, 9999, 10000, 100000}) {
+    for (const int size : {0, 1, 200, 512}) {
+      int next = 0;
+      for (int64_t c = 0; c < permutation_chunk_count(r, size); ++c) {
+        const auto range = permutation_chunk_range(c, r, size);
+        ASSERT_EQ(range.first, next) << r << " " << size << " " << c;
+        ASSERT_GT(range.count, 0);
+        next += range.count;
+      }
+      EXPECT_EQ(next, r) << r << " " << size;
+    }
+  }
 }
 
 TEST(PermutationChunks, BytesRoundTripAndMergesOutOfOrderAreRefused) {
