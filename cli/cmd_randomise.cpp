@@ -264,12 +264,18 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
                                             args.permutations)
                               : fmt::format(" (random, seed {}, of {:.3g} distinct)", args.seed, set.distinct));
 
-  rtf::Workers workers = opening.get();
-  const rtf::Ranks& ranks = workers.ranks();
   const bool extent = !std::isnan(args.cluster_extent), mass = !std::isnan(args.cluster_mass);
   const bool want_tfce = args.tfce || args.tfce_2d;
   std::vector<uint8_t> inside(static_cast<size_t>(data.header().voxels_per_volume()), 0);
   for (int64_t v : voxels) inside[static_cast<size_t>(v)] = 1;
+  // The cluster and TFCE statistics' neighbour tables, made once for every device, while the devices open.
+  const auto& dims = data.header().dims;
+  const rtf::MaskNeighbours cluster_table =
+      extent || mass ? rtf::ClusterStatistics::neighbours(dims, inside, 26) : rtf::MaskNeighbours{};
+  const rtf::MaskNeighbours tfce_table =
+      want_tfce ? rtf::TfceStatistics::neighbours(dims, inside, args.tfce_c) : rtf::MaskNeighbours{};
+  rtf::Workers workers = opening.get();
+  const rtf::Ranks& ranks = workers.ranks();
   // Per device slot, made on first use there (each slot is used by one thread at a time): the cluster and TFCE
   // statistics (for every contrast) and the current contrast's blocks.
   const int slots = workers.device_count();
@@ -277,14 +283,21 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   std::vector<std::unique_ptr<rtf::TfceStatistics>> tfces(static_cast<size_t>(slots));
   const auto cluster_stats = [&](int slot) -> rtf::ClusterStatistics& {
     auto& c = clusters[static_cast<size_t>(slot)];
-    if (!c) c = std::make_unique<rtf::ClusterStatistics>(workers.device(slot), data.header().dims, inside, 26, kBatch);
+    if (!c && cluster_table.voxels > 0) {
+      c = std::make_unique<rtf::ClusterStatistics>(workers.device(slot), cluster_table, kBatch);
+    } else if (!c) {
+      c = std::make_unique<rtf::ClusterStatistics>(workers.device(slot), dims, inside, 26, kBatch);
+    }
     return *c;
   };
   const auto tfce_stats = [&](int slot) -> rtf::TfceStatistics& {
     auto& t = tfces[static_cast<size_t>(slot)];
-    if (!t) {
-      t = std::make_unique<rtf::TfceStatistics>(workers.device(slot), data.header().dims, inside, args.tfce_c, kBatch,
-                                                args.tfce_2d ? 1.0 : args.tfce_e, args.tfce_h);
+    const double e = args.tfce_2d ? 1.0 : args.tfce_e;
+    if (!t && tfce_table.voxels > 0) {
+      t = std::make_unique<rtf::TfceStatistics>(workers.device(slot), tfce_table, kBatch, e, args.tfce_h);
+    } else if (!t) {
+      t = std::make_unique<rtf::TfceStatistics>(workers.device(slot), dims, inside, args.tfce_c, kBatch, e,
+                                                args.tfce_h);
     }
     return *t;
   };

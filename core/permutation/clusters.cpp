@@ -24,10 +24,21 @@ constexpr double kFixedScale = 16777216.0;  // 2^24, as FIXED_SCALE in the kerne
 
 ClusterStatistics::ClusterStatistics(Device& device, std::array<int64_t, 3> dims, std::vector<uint8_t> mask,
                                      int connectivity, int max_batch)
+    : ClusterStatistics(device, neighbours(dims, mask, connectivity), max_batch) {}
+
+MaskNeighbours ClusterStatistics::neighbours(std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask,
+                                             int connectivity) {
+  return mask_neighbours(dims, mask, connectivity, NeighbourSet::kPreceding, NeighbourLayout::kNeighbourMajor,
+                         "clusters");
+}
+
+ClusterStatistics::ClusterStatistics(Device& device, const MaskNeighbours& neighbours, int max_batch)
     : device_(device), max_batch_(max_batch) {
   if (max_batch < 1) throw std::invalid_argument(fmt::format("clusters: max_batch {} must be >= 1", max_batch));
-  MaskNeighbours neighbours =
-      mask_neighbours(dims, mask, connectivity, NeighbourSet::kPreceding, NeighbourLayout::kNeighbourMajor, "clusters");
+  if (neighbours.set != NeighbourSet::kPreceding || neighbours.layout != NeighbourLayout::kNeighbourMajor ||
+      neighbours.voxels == 0 || neighbours.table.size() != neighbours.voxels * neighbours.offsets) {
+    throw std::invalid_argument("clusters: a neighbour table not made by ClusterStatistics::neighbours");
+  }
   voxels_ = neighbours.voxels;
   const std::vector<int32_t>& table = neighbours.table;
 

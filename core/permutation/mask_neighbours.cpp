@@ -27,6 +27,8 @@ MaskNeighbours mask_neighbours(std::array<int64_t, 3> dims, const std::vector<ui
         fmt::format("{}: mask of {} voxels for a {}x{}x{} grid", what, mask.size(), nx, ny, nz));
   }
   MaskNeighbours out;
+  out.set = set;
+  out.layout = layout;
   std::vector<int32_t> index(grid, -1);  // full grid -> mask index
   for (size_t i = 0; i < grid; ++i) {
     if (mask[i] != 0) index[i] = static_cast<int32_t>(out.voxels++);

@@ -20,6 +20,8 @@ struct MaskNeighbours {
   size_t voxels = 0;           // V, the voxels in the mask
   size_t offsets = 0;          // K, neighbours per voxel
   std::vector<int32_t> table;  // K x V, in the layout asked for
+  NeighbourSet set = NeighbourSet::kAll;
+  NeighbourLayout layout = NeighbourLayout::kVoxelMajor;
 };
 
 // `connectivity` 6 (faces), 18 (and edges) or 26 (and corners). Throws std::invalid_argument, its message starting

@@ -25,13 +25,23 @@ constexpr int kLocalLevels = 256;  // LB: levels counted in local memory before 
 
 TfceStatistics::TfceStatistics(Device& device, std::array<int64_t, 3> dims, std::vector<uint8_t> mask, int connectivity,
                                int max_batch, double E, double H)
+    : TfceStatistics(device, neighbours(dims, mask, connectivity), max_batch, E, H) {}
+
+MaskNeighbours TfceStatistics::neighbours(std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask,
+                                          int connectivity) {
+  return mask_neighbours(dims, mask, connectivity, NeighbourSet::kAll, NeighbourLayout::kVoxelMajor, "TFCE");
+}
+
+TfceStatistics::TfceStatistics(Device& device, const MaskNeighbours& neighbours, int max_batch, double E, double H)
     : device_(device), max_batch_(max_batch), E_(E), H_(H) {
   if (max_batch < 1) throw std::invalid_argument(fmt::format("TFCE: max_batch {} must be >= 1", max_batch));
   if (!std::isfinite(E) || !std::isfinite(H) || E < 0.0 || H < 0.0) {
     throw std::invalid_argument(fmt::format("TFCE: E = {} and H = {} must be finite and >= 0", E, H));
   }
-  MaskNeighbours neighbours =
-      mask_neighbours(dims, mask, connectivity, NeighbourSet::kAll, NeighbourLayout::kVoxelMajor, "TFCE");
+  if (neighbours.set != NeighbourSet::kAll || neighbours.layout != NeighbourLayout::kVoxelMajor ||
+      neighbours.voxels == 0 || neighbours.table.size() != neighbours.voxels * neighbours.offsets) {
+    throw std::invalid_argument("TFCE: a neighbour table not made by TfceStatistics::neighbours");
+  }
   voxels_ = neighbours.voxels;
   const std::vector<int32_t>& table = neighbours.table;
   std::vector<float> power(voxels_ + 1);

@@ -5,7 +5,7 @@
 // in fixed point, 2^-24, exact where t and the threshold are >= 0.5; a voxel is off by at most 2^-25 elsewhere, hence
 // an absolute allowance of 2^-24 per voxel for clusters of tiny mass). Hand-made cases: neighbours that touch only at
 // an edge or a corner, a mask gap that splits a line, a winding one-voxel-wide cluster through the whole grid, no
-// voxel above the threshold, a mask of one voxel, bad arguments.
+// voxel above the threshold, a mask of one voxel, bad arguments (a neighbour table of the wrong kind among them).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,10 +15,12 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 
 #include "core/permutation/clusters.hpp"
+#include "core/permutation/tfce.hpp"
 #include "core/reference/cluster_reference.hpp"
 #include "tests/support/test_device.hpp"
 #include "tests/support/test_seed.hpp"
@@ -104,7 +106,12 @@ TEST(ClusterStatistics, RandomMapsMatchTheReference) {
   for (const Dims dims : {Dims{13, 11, 9}, Dims{23, 19, 17}}) {
     const std::vector<uint8_t> mask = random_mask(dims, rng, 0.85);
     for (const int connectivity : {6, 18, 26}) {
-      ClusterStatistics clusters(test::test_device(), dims, mask, connectivity, 3);
+      // 18: from a neighbour table made beforehand (as randomise shares one between its devices).
+      auto made = connectivity == 18
+                      ? std::make_unique<ClusterStatistics>(test::test_device(),
+                                                            ClusterStatistics::neighbours(dims, mask, 18), 3)
+                      : std::make_unique<ClusterStatistics>(test::test_device(), dims, mask, connectivity, 3);
+      ClusterStatistics& clusters = *made;
       const int count = 7;  // three launches: 3 + 3 + 1
       const std::vector<float> maps = smooth_maps(dims, mask, count, rng);
       for (const float threshold : {-0.4f, 0.3f, 1.0f, 1.7f, 2.6f}) {
@@ -238,6 +245,9 @@ TEST(ClusterStatistics, BadArgumentsThrow) {
   EXPECT_THROW((ClusterStatistics{device, dims, std::vector<uint8_t>(23, 1), 26, 1}), std::invalid_argument);
   EXPECT_THROW((ClusterStatistics{device, dims, std::vector<uint8_t>(24, 0), 26, 1}), std::invalid_argument);
   EXPECT_THROW((ClusterStatistics{device, dims, mask, 26, 0}), std::invalid_argument);
+  // A table of TFCE's kind (every neighbour, voxel-major), or an empty one.
+  EXPECT_THROW((ClusterStatistics{device, TfceStatistics::neighbours(dims, mask, 26), 1}), std::invalid_argument);
+  EXPECT_THROW((ClusterStatistics{device, MaskNeighbours{}, 1}), std::invalid_argument);
   ClusterStatistics clusters(device, dims, mask, 18, 2);
   EXPECT_THROW(clusters.maxima(std::vector<float>(47), 2, 0.0f), std::invalid_argument);
   EXPECT_THROW(clusters.maxima(std::vector<float>(48), -1, 0.0f), std::invalid_argument);

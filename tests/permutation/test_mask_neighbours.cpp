@@ -1,7 +1,5 @@
 // mask_neighbours against a plain reference (every masked voxel's neighbours looked up one by one), on a small grid and
 // on one large enough to be filled in z slabs on several threads; random masks from the test seed.
-#include "core/permutation/mask_neighbours.hpp"
-
 #include <gtest/gtest.h>
 
 #include <array>
@@ -10,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/permutation/mask_neighbours.hpp"
 #include "tests/support/test_seed.hpp"
 
 namespace rtf {
@@ -64,9 +63,8 @@ void check_against_reference(std::array<int64_t, 3> dims, double fill, uint32_t 
                 const int64_t a = x + offsets[k][0], b = y + offsets[k][1], c = z + offsets[k][2];
                 const bool in_grid = a >= 0 && b >= 0 && c >= 0 && a < nx && b < ny && c < nz;
                 const int32_t expected = in_grid ? index[static_cast<size_t>(a + nx * (b + ny * c))] : -1;
-                const size_t slot = layout == NeighbourLayout::kVoxelMajor
-                                        ? static_cast<size_t>(v) * offsets.size() + k
-                                        : k * got.voxels + static_cast<size_t>(v);
+                const size_t slot = layout == NeighbourLayout::kVoxelMajor ? static_cast<size_t>(v) * offsets.size() + k
+                                                                           : k * got.voxels + static_cast<size_t>(v);
                 ASSERT_EQ(got.table[slot], expected) << "voxel " << x << "," << y << "," << z << " offset " << k;
               }
             }

@@ -170,6 +170,12 @@ TEST(TfceStatistics, RepeatableAndTheSameFromTheDevice) {
   buffer.write(test::test_device().queue(), maps);
   EXPECT_EQ(tfce.maxima(buffer, 4, dh), host);
   EXPECT_EQ(tfce.maxima(buffer, 2, dh), std::vector<float>(host.begin(), host.begin() + 2));
+  // Made from a shared neighbour table (randomise: one for every device), the same bits.
+  const MaskNeighbours table = TfceStatistics::neighbours(dims, mask, 26);
+  TfceStatistics shared(test::test_device(), table, 4);
+  EXPECT_EQ(shared.voxels(), tfce.voxels());
+  EXPECT_EQ(shared.maxima(maps, 4, dh), host);
+  EXPECT_EQ(shared.tfce(first, dh), tfce.tfce(first, dh));
 }
 
 // One voxel of 2 with dh 0.5: thresholds 0.5, 1, 1.5, 2 (t >= h), extent 1 each: 0.5 (0.25 + 1 + 2.25 + 4) = 3.75.
@@ -287,6 +293,12 @@ TEST(TfceStatistics, BadArgumentsThrow) {
   EXPECT_THROW((TfceStatistics{device, dims, mask, 26, 1, 0.5, std::nan("")}), std::invalid_argument);
   EXPECT_THROW((TfceStatistics{device, dims, mask, 26, 1, std::numeric_limits<double>::infinity(), 2.0}),
                std::invalid_argument);
+  // A table of the clusters' kind (preceding neighbours, neighbour-major), or an empty one.
+  EXPECT_THROW(
+      (TfceStatistics{
+          device, mask_neighbours(dims, mask, 26, NeighbourSet::kPreceding, NeighbourLayout::kNeighbourMajor, "t"), 1}),
+      std::invalid_argument);
+  EXPECT_THROW((TfceStatistics{device, MaskNeighbours{}, 1}), std::invalid_argument);
   TfceStatistics tfce(device, dims, mask, 18, 2);
   EXPECT_THROW(tfce.maxima(std::vector<float>(47), 2, 0.1f), std::invalid_argument);
   EXPECT_THROW(tfce.maxima(std::vector<float>(48), -1, 0.1f), std::invalid_argument);
