@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -29,6 +30,7 @@
 #include "core/io/nifti_io.hpp"
 #include "core/scale/chunk_job.hpp"
 #include "core/util/hash.hpp"
+#include "core/util/host_threads.hpp"
 
 namespace {
 
@@ -86,27 +88,59 @@ rtf::ChunkBytes pack_block(const rtf::BallStickRun& run, int64_t unfitted) {
   return w.take();
 }
 
-rtf::BallStickRun unpack_block(const rtf::ChunkBytes& bytes, int64_t voxels, int64_t& unfitted) {
-  rtf::ChunkReader r(bytes);
+// Every block's result placed in one run of all the voxels (blocks in voxel order, as block() cuts them); adds the
+// blocks' unfitted counts to `unfitted`. The samples (~1.8 kB a voxel) are copied once, from the blocks' bytes in
+// place, rows spread over the host's cores (one thread copying 270 MB into fresh pages took ~0.3 s).
+rtf::BallStickRun join_blocks(const std::vector<rtf::ChunkBytes>& results, const std::vector<int64_t>& block_voxels,
+                              int64_t& unfitted) {
+  struct Placed {
+    const uint8_t* draws = nullptr;
+    size_t voxels = 0, begin = 0;
+  };
   rtf::BallStickRun run;
-  run.voxels = r.value<int32_t>();
-  run.samples = r.value<int32_t>();
-  run.fibres = r.value<int32_t>();
-  unfitted += r.value<int64_t>();
-  run.draws = r.values<float>();
-  run.mean_s0 = r.values<double>();
-  run.mean_d = r.values<double>();
-  run.mean_d_std = r.values<double>();
-  run.mean_tau = r.values<double>();
-  const std::vector<double> accepted = r.values<double>(), rejected = r.values<double>();
-  const auto v = static_cast<size_t>(voxels);
-  if (!r.done() || run.voxels != voxels || run.mean_s0.size() != v || run.mean_d.size() != v ||
-      run.mean_d_std.size() != v || run.mean_tau.size() != v || accepted.size() != run.accepted.size() ||
-      rejected.size() != run.rejected.size()) {
-    throw std::runtime_error(fmt::format("bedpost: a block's result does not hold {} voxels", voxels));
+  std::vector<Placed> placed;
+  size_t total = 0;
+  for (size_t c = 0; c < results.size(); ++c) {
+    rtf::ChunkReader r(results[c]);
+    const auto voxels = r.value<int32_t>(), samples = r.value<int32_t>(), fibres = r.value<int32_t>();
+    unfitted += r.value<int64_t>();
+    size_t draws = 0;
+    const uint8_t* first = r.list_in_place<float>(draws);
+    const std::vector<double> s0 = r.values<double>(), d = r.values<double>(), d_std = r.values<double>(),
+                              tau = r.values<double>(), accepted = r.values<double>(), rejected = r.values<double>();
+    const auto v = static_cast<size_t>(block_voxels[c]);
+    if (c == 0) {
+      run.samples = samples;
+      run.fibres = fibres;
+    }
+    if (!r.done() || voxels != block_voxels[c] || samples != run.samples || fibres != run.fibres ||
+        draws != 3 * static_cast<size_t>(fibres) * static_cast<size_t>(samples) * v || s0.size() != v ||
+        d.size() != v || d_std.size() != v || tau.size() != v || accepted.size() != run.accepted.size() ||
+        rejected.size() != run.rejected.size()) {
+      throw std::runtime_error(fmt::format("bedpost: block {}'s result does not hold {} voxels", c, v));
+    }
+    run.mean_s0.insert(run.mean_s0.end(), s0.begin(), s0.end());
+    run.mean_d.insert(run.mean_d.end(), d.begin(), d.end());
+    run.mean_d_std.insert(run.mean_d_std.end(), d_std.begin(), d_std.end());
+    run.mean_tau.insert(run.mean_tau.end(), tau.begin(), tau.end());
+    for (size_t k = 0; k < accepted.size(); ++k) {
+      run.accepted[k] += accepted[k];
+      run.rejected[k] += rejected[k];
+    }
+    placed.push_back({first, v, total});
+    total += v;
   }
-  std::copy(accepted.begin(), accepted.end(), run.accepted.begin());
-  std::copy(rejected.begin(), rejected.end(), run.rejected.begin());
+  run.voxels = static_cast<int>(total);
+  const size_t rows = 3 * static_cast<size_t>(run.fibres) * static_cast<size_t>(run.samples);
+  run.draws.resize(rows * total);
+  rtf::host_ranges(rows, std::min<size_t>(16, rtf::host_thread_count()), [&](size_t row_begin, size_t row_end, size_t) {
+    for (size_t row = row_begin; row < row_end; ++row) {
+      for (const Placed& b : placed) {
+        std::memcpy(run.draws.data() + row * total + b.begin, b.draws + row * b.voxels * sizeof(float),
+                    b.voxels * sizeof(float));
+      }
+    }
+  });
   return run;
 }
 
@@ -253,13 +287,14 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   if (!workers.root()) return;  // rank 0 writes
 
   int64_t unfitted = 0;
-  std::vector<BallStickRun> blocks;
+  std::vector<int64_t> block_voxels;
   for (int64_t c = 0; c < chunks; ++c) {
     const auto [begin, end] = block(c);
-    blocks.push_back(unpack_block(results[static_cast<size_t>(c)], end - begin, unfitted));
+    block_voxels.push_back(end - begin);
   }
-  BallStickRun run = join_ball_stick_runs(blocks);
-  blocks.clear();
+  const cli::Stopwatch join_clock;
+  BallStickRun run = join_blocks(results, block_voxels, unfitted);
+  spdlog::debug("bedpost: {} block(s) joined in {:.3f} s", chunks, join_clock.seconds());
   spdlog::info("bedpost: {} voxel(s) without a usable fit started from defaults", unfitted);
   sort_fibres_by_mean_f(run);  // bedpostx's output order: fibre 1 the strongest in every voxel
 

@@ -81,6 +81,17 @@ class ChunkReader {
     take(xs.data(), n * sizeof(T));
     return xs;
   }
+  // A list left in place: sets n to its length and returns its first byte (unaligned: copy the values out with
+  // memcpy), reading on past it. For lists too large to copy whole before they are placed.
+  template <typename T>
+  const uint8_t* list_in_place(size_t& n) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    n = value<uint64_t>();
+    if (n > (bytes_.size() - at_) / sizeof(T)) throw std::runtime_error("chunk result: a list runs past the end");
+    const uint8_t* first = bytes_.data() + at_;
+    at_ += n * sizeof(T);
+    return first;
+  }
   bool done() const { return at_ == bytes_.size(); }
 
  private:
