@@ -43,8 +43,10 @@ struct Mailbox {
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<std::pair<int64_t, ChunkBytes>> finished;
+  std::condition_variable settled;  // a device thread took a chunk or began to wait for one
   int running = 0;
   int idle = 0;  // device threads waiting for a chunk
+  int busy = 0;  // device threads computing a chunk
   bool stop = false;
   bool more_may_come = false;  // rank 0 may still hand out a chunk to this rank
   std::string error;           // the first failure, with the device named
@@ -145,9 +147,14 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
           if (!k && (schedule.running_elsewhere(slot) || box.more_may_come)) {  // look again soon: a backup may
                                                                                 // become worth it, a chunk may come
             ++box.idle;
+            box.settled.notify_all();
             box.changed.wait_for(lock, std::chrono::milliseconds(20));
             --box.idle;
             continue;
+          }
+          if (k) {
+            ++box.busy;
+            box.settled.notify_all();
           }
         }
         if (!k) break;
@@ -162,6 +169,7 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
           spdlog::debug("{}: chunk {} on device {}: {:.3f} s (started at {:.3f} s)", job.name, chunk, slot, seconds,
                         started_at);
           std::lock_guard lock(box.mutex);
+          --box.busy;
           device_seconds[slot] += seconds;
           if (schedule.finish(*k, slot, seconds)) {
             ++device_chunks[slot];
@@ -170,10 +178,12 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
         } catch (const ChunkCancelled&) {  // another device finished it first
           t_cancelled = nullptr;
           std::lock_guard lock(box.mutex);
+          --box.busy;
           schedule.abandon(*k, slot, since_start() - started_at);
         } catch (const std::exception& e) {
           t_cancelled = nullptr;
           std::lock_guard lock(box.mutex);
+          --box.busy;
           if (box.error.empty()) {
             box.error = fmt::format("{}: chunk {} failed on device {} ({}): {}", job.name, chunk, slot,
                                     device.info().label(), e.what());
@@ -185,6 +195,7 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
       std::lock_guard lock(box.mutex);
       --box.running;
       box.changed.notify_all();
+      box.settled.notify_all();
     });
   }
   const auto join_all = [&] {
@@ -257,10 +268,9 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
       }
       box.changed.notify_all();
     };
-    size_t finishing = 0;  // a rank other than 0: devices whose results are about to be sent (see below)
     const auto running_low = [&] {
       std::lock_guard lock(box.mutex);
-      return box.more_may_come && schedule.untaken() < static_cast<size_t>(box.idle) + finishing;
+      return box.more_may_come && schedule.untaken() < static_cast<size_t>(box.idle);
     };
     const auto deal = [&] {
       if (root) {
@@ -320,12 +330,15 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
       }
       if (!error.empty()) throw std::runtime_error(error);
       if (!root && pooled > 0 && !finished.empty()) {
-        // The devices that just finished are about to want another chunk: ask rank 0 before sending their results
-        // (the send of a large result waits until rank 0 receives it; under mpirun 4 bedpost's ranks asked for their
-        // pooled block 0.2-0.5 s late).
-        finishing = finished.size();
+        // The devices that just finished take their next chunk or begin to wait for one within moments: once they
+        // have, ask rank 0 for a pooled chunk if one waits, before sending the results (the send of a large result
+        // waits until rank 0 receives it; under mpirun 4 bedpost's ranks asked for their pooled block 0.2-0.5 s late).
+        {
+          std::unique_lock lock(box.mutex);
+          box.settled.wait_for(lock, std::chrono::milliseconds(50),
+                               [&] { return box.busy + box.idle >= box.running || box.stop; });
+        }
         deal();
-        finishing = 0;
       }
       for (auto& [chunk, bytes] : finished) {
         if (root) {
