@@ -339,6 +339,12 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
                                [&] { return box.busy + box.idle >= box.running || box.stop; });
         }
         deal();
+        // And the answer taken before the send, too: it would otherwise wait behind it (rank 0 answers requests
+        // between the results it receives and while it writes chunk files). At most 2 s, then the send goes first.
+        for (const auto asked_at = Clock::now(); asked && Clock::now() - asked_at < std::chrono::seconds(2);) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          deal();
+        }
       }
       for (auto& [chunk, bytes] : finished) {
         if (root) {
