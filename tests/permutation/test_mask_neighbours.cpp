@@ -38,11 +38,23 @@ void check_against_reference(std::array<int64_t, 3> dims, double fill, uint32_t 
   std::bernoulli_distribution inside(fill);
   std::vector<uint8_t> mask(static_cast<size_t>(nx * ny * nz));
   for (auto& m : mask) m = inside(rng) ? 1 : 0;
+  // The masked voxels' coordinates in mask order, and a lookup of a position's mask index (-1 outside).
+  std::vector<std::array<int64_t, 3>> coords;
   std::vector<int32_t> index(mask.size(), -1);
-  int32_t voxels = 0;
-  for (size_t i = 0; i < mask.size(); ++i) {
-    if (mask[i] != 0) index[i] = voxels++;
+  for (int64_t z = 0; z < nz; ++z) {
+    for (int64_t y = 0; y < ny; ++y) {
+      for (int64_t x = 0; x < nx; ++x) {
+        const auto i = static_cast<size_t>(x + nx * (y + ny * z));
+        if (mask[i] == 0) continue;
+        index[i] = static_cast<int32_t>(coords.size());
+        coords.push_back({x, y, z});
+      }
+    }
   }
+  const auto index_at = [&](int64_t a, int64_t b, int64_t c) -> int32_t {
+    if (a < 0 || b < 0 || c < 0 || a >= nx || b >= ny || c >= nz) return -1;
+    return index[static_cast<size_t>(a + nx * (b + ny * c))];
+  };
   for (const int connectivity : {6, 18, 26}) {
     for (const NeighbourSet set : {NeighbourSet::kAll, NeighbourSet::kPreceding}) {
       for (const NeighbourLayout layout : {NeighbourLayout::kVoxelMajor, NeighbourLayout::kNeighbourMajor}) {
@@ -51,23 +63,15 @@ void check_against_reference(std::array<int64_t, 3> dims, double fill, uint32_t 
                                           << (layout == NeighbourLayout::kVoxelMajor));
         const MaskNeighbours got = mask_neighbours(dims, mask, connectivity, set, layout, "test");
         const std::vector<std::array<int, 3>> offsets = reference_offsets(connectivity, set);
-        ASSERT_EQ(got.voxels, static_cast<size_t>(voxels));
+        ASSERT_EQ(got.voxels, coords.size());
         ASSERT_EQ(got.offsets, offsets.size());
         ASSERT_EQ(got.table.size(), got.offsets * got.voxels);
-        for (int64_t z = 0; z < nz; ++z) {
-          for (int64_t y = 0; y < ny; ++y) {
-            for (int64_t x = 0; x < nx; ++x) {
-              const int32_t v = index[static_cast<size_t>(x + nx * (y + ny * z))];
-              if (v < 0) continue;
-              for (size_t k = 0; k < offsets.size(); ++k) {
-                const int64_t a = x + offsets[k][0], b = y + offsets[k][1], c = z + offsets[k][2];
-                const bool in_grid = a >= 0 && b >= 0 && c >= 0 && a < nx && b < ny && c < nz;
-                const int32_t expected = in_grid ? index[static_cast<size_t>(a + nx * (b + ny * c))] : -1;
-                const size_t slot = layout == NeighbourLayout::kVoxelMajor ? static_cast<size_t>(v) * offsets.size() + k
-                                                                           : k * got.voxels + static_cast<size_t>(v);
-                ASSERT_EQ(got.table[slot], expected) << "voxel " << x << "," << y << "," << z << " offset " << k;
-              }
-            }
+        for (size_t v = 0; v < coords.size(); ++v) {
+          const auto [x, y, z] = coords[v];
+          for (size_t k = 0; k < offsets.size(); ++k) {
+            const int32_t expected = index_at(x + offsets[k][0], y + offsets[k][1], z + offsets[k][2]);
+            const size_t at = layout == NeighbourLayout::kVoxelMajor ? v * offsets.size() + k : k * coords.size() + v;
+            ASSERT_EQ(got.table[at], expected) << "voxel " << x << "," << y << "," << z << " offset " << k;
           }
         }
       }
