@@ -22,7 +22,7 @@ constexpr double kFixedScale = 16777216.0;  // 2^24, as FIXED_SCALE in the kerne
 
 }  // namespace
 
-ClusterStatistics::ClusterStatistics(Device& device, std::array<int64_t, 3> dims, std::vector<uint8_t> mask,
+ClusterStatistics::ClusterStatistics(Device& device, std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask,
                                      int connectivity, int max_batch)
     : ClusterStatistics(device, neighbours(dims, mask, connectivity), max_batch) {}
 

@@ -31,7 +31,7 @@ class ClusterStatistics {
   // `dims` (x, y, z) and `mask` (nonzero = inside, over the full grid, x fastest) fix the voxels; `connectivity` is 6
   // (faces), 18 (and edges) or 26 (and corners); `max_batch` maps are labelled per launch. Throws
   // std::invalid_argument for a connectivity other than these, sizes that disagree, or an empty mask.
-  ClusterStatistics(Device& device, std::array<int64_t, 3> dims, std::vector<uint8_t> mask, int connectivity,
+  ClusterStatistics(Device& device, std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask, int connectivity,
                     int max_batch);
   // The same from the neighbour table that neighbours() makes: made once, it serves every device of a job (a 2 mm
   // brain's took ~20 ms of each device's setup). Throws std::invalid_argument for a table of another set or layout.

@@ -17,7 +17,7 @@ MaskNeighbours mask_neighbours(std::array<int64_t, 3> dims, const std::vector<ui
   if (connectivity != 6 && connectivity != 18 && connectivity != 26) {
     throw std::invalid_argument(fmt::format("{}: connectivity {} (6, 18 or 26)", what, connectivity));
   }
-  const auto [nx, ny, nz] = dims;
+  const int64_t nx = dims[0], ny = dims[1], nz = dims[2];  // named: lambdas below capture them
   if (nx < 1 || ny < 1 || nz < 1 || nx * ny > std::numeric_limits<int32_t>::max() / nz) {
     throw std::invalid_argument(fmt::format("{}: grid {}x{}x{}", what, nx, ny, nz));
   }

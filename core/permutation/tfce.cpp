@@ -23,8 +23,8 @@ constexpr int kLocalLevels = 256;  // LB: levels counted in local memory before 
 
 }  // namespace
 
-TfceStatistics::TfceStatistics(Device& device, std::array<int64_t, 3> dims, std::vector<uint8_t> mask, int connectivity,
-                               int max_batch, double E, double H)
+TfceStatistics::TfceStatistics(Device& device, std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask,
+                               int connectivity, int max_batch, double E, double H)
     : TfceStatistics(device, neighbours(dims, mask, connectivity), max_batch, E, H) {}
 
 MaskNeighbours TfceStatistics::neighbours(std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask,

@@ -31,7 +31,7 @@ class TfceStatistics {
   // `dims` (x, y, z) and `mask` (nonzero = inside, over the full grid, x fastest) fix the voxels; `connectivity` is 6,
   // 18 or 26; `max_batch` maps are enhanced per launch sequence. Throws std::invalid_argument for a connectivity other
   // than these, sizes that disagree, an empty mask, or E or H not finite and >= 0.
-  TfceStatistics(Device& device, std::array<int64_t, 3> dims, std::vector<uint8_t> mask, int connectivity,
+  TfceStatistics(Device& device, std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask, int connectivity,
                  int max_batch, double E = kDefaultE, double H = kDefaultH);
   // The same from the neighbour table that neighbours() makes: made once, it serves every device of a job (a 2 mm
   // brain's took ~40 ms of each device's setup). Throws std::invalid_argument for a table of another set or layout.
