@@ -268,7 +268,8 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   const bool want_tfce = args.tfce || args.tfce_2d;
   std::vector<uint8_t> inside(static_cast<size_t>(data.header().voxels_per_volume()), 0);
   for (int64_t v : voxels) inside[static_cast<size_t>(v)] = 1;
-  // The cluster and TFCE statistics' neighbour tables, made once for every device, while the devices open.
+  // The cluster and TFCE statistics' neighbour tables (of the options that use them), made once for every device,
+  // while the devices open.
   const auto& dims = data.header().dims;
   const rtf::MaskNeighbours cluster_table =
       extent || mass ? rtf::ClusterStatistics::neighbours(dims, inside, 26) : rtf::MaskNeighbours{};
@@ -283,21 +284,14 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   std::vector<std::unique_ptr<rtf::TfceStatistics>> tfces(static_cast<size_t>(slots));
   const auto cluster_stats = [&](int slot) -> rtf::ClusterStatistics& {
     auto& c = clusters[static_cast<size_t>(slot)];
-    if (!c && cluster_table.voxels > 0) {
-      c = std::make_unique<rtf::ClusterStatistics>(workers.device(slot), cluster_table, kBatch);
-    } else if (!c) {
-      c = std::make_unique<rtf::ClusterStatistics>(workers.device(slot), dims, inside, 26, kBatch);
-    }
+    if (!c) c = std::make_unique<rtf::ClusterStatistics>(workers.device(slot), cluster_table, kBatch);
     return *c;
   };
   const auto tfce_stats = [&](int slot) -> rtf::TfceStatistics& {
     auto& t = tfces[static_cast<size_t>(slot)];
-    const double e = args.tfce_2d ? 1.0 : args.tfce_e;
-    if (!t && tfce_table.voxels > 0) {
-      t = std::make_unique<rtf::TfceStatistics>(workers.device(slot), tfce_table, kBatch, e, args.tfce_h);
-    } else if (!t) {
-      t = std::make_unique<rtf::TfceStatistics>(workers.device(slot), dims, inside, args.tfce_c, kBatch, e,
-                                                args.tfce_h);
+    if (!t) {
+      t = std::make_unique<rtf::TfceStatistics>(workers.device(slot), tfce_table, kBatch,
+                                                args.tfce_2d ? 1.0 : args.tfce_e, args.tfce_h);
     }
     return *t;
   };
