@@ -63,19 +63,20 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   Workers workers = cli::open_workers(globals);
   const Ranks& ranks = workers.ranks();
   const bool root = workers.root();
-  // Rank 0 reads the inputs and prepares the node series on its first device; every rank then correlates rank 0's
-  // floats (broadcast_series), so the edges do not depend on the other ranks' devices.
+  // Every rank reads the inputs (in place where it sees rank 0's files, else rank 0's copies: Ranks::local_input) and
+  // prepares the node series on its first device, all at the same time; share_series then checks them against rank
+  // 0's and sends rank 0's only where one differs, so that every rank correlates rank 0's floats whatever its devices.
   ImageHeader grid;
   NodeSeries series;
-  if (root) {
-    const Image bold = read_nifti(args.bold);
+  {
+    const Image bold = read_nifti(ranks.local_input(args.bold));
     if (bold.nt() < 3) {
       throw std::invalid_argument(fmt::format("{}: a connectome needs a 4D series (>= 3 volumes)", args.bold));
     }
     grid = bold.header();
     std::vector<uint8_t> mask;
     if (!args.mask.empty()) {
-      const Image m = read_nifti(args.mask);
+      const Image m = read_nifti(ranks.local_input(args.mask));
       cli::require_same_grid(bold.header(), args.bold, m.header(), args.mask);
       mask.resize(m.volume(0).size());
       std::transform(m.volume(0).begin(), m.volume(0).end(), mask.begin(), [](float x) { return x != 0.0f ? 1 : 0; });
@@ -85,22 +86,26 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
     const CorrelationMethod method =
         args.method == "spearman" ? CorrelationMethod::kSpearman : CorrelationMethod::kPearson;
     series = node_series(bold, mask, method, false);
-    if (kendall) {
-      mark_constant_series(series);
-    } else {
-      normalise_on_device(workers.device(0), series);
-    }
-    if (by_density) {
-      const double need = density_memory_estimate(series, args.density), have = available_memory();
-      if (have > 0 && need > 0.8 * have) {
-        throw std::invalid_argument(
-            fmt::format("density {} needs about {:.1f} GiB of host memory for its edges; {:.1f} GiB "
-                        "are available: choose a lower density or a smaller mask",
-                        args.density, need / (1 << 30), have / (1 << 30)));
-      }
+  }
+  if (kendall) {
+    mark_constant_series(series);
+  } else {
+    normalise_on_device(workers.device(0), series);
+  }
+  if (root && by_density) {
+    const double need = density_memory_estimate(series, args.density), have = available_memory();
+    if (have > 0 && need > 0.8 * have) {
+      throw std::invalid_argument(
+          fmt::format("density {} needs about {:.1f} GiB of host memory for its edges; {:.1f} GiB "
+                      "are available: choose a lower density or a smaller mask",
+                      args.density, need / (1 << 30), have / (1 << 30)));
     }
   }
-  broadcast_series(ranks, series);
+  const double prepared_at = clock.seconds();
+  bool series_sent = false;
+  const std::string key = share_series(ranks, series, &series_sent);
+  spdlog::debug("connectome: node series prepared at {:.3f} s, shared at {:.3f} s ({})", prepared_at, clock.seconds(),
+                series_sent ? "rank 0's sent" : "every rank's own");
   const auto invalid = static_cast<int64_t>(std::count(series.valid.begin(), series.valid.end(), 0));
   const std::string rule = by_density ? fmt::format("density {}", args.density)
                                       : fmt::format("{} {}", args.absolute ? "|r| >=" : "r >=", args.threshold);
@@ -112,10 +117,8 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
                                                                    : std::filesystem::path(args.chunk_dir);
   cli::ProgressLog progress("connectome chunks");
   ChunkJobStats stats;
-  const SpreadPassOptions options{.key = hash_hex({series_key(series), args.method}),
-                                  .chunk_dir = chunk_dir,
-                                  .progress = std::ref(progress),
-                                  .stats = &stats};
+  const SpreadPassOptions options{
+      .key = hash_hex({key, args.method}), .chunk_dir = chunk_dir, .progress = std::ref(progress), .stats = &stats};
   HostArray<Edge> edges;
   const cli::Stopwatch compute;
   double threshold = args.threshold;
@@ -165,11 +168,10 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
                           std::vector<double>(degrees.begin(), degrees.end()));
   cli::write_voxel_values(args.out + "_strength.nii.gz", grid, series.voxels, strength(graph));
   // Where it ran (one object, so that comparisons of runs on other devices drop it with the timings).
-  const nlohmann::json devices{{"total", workers.total_devices()},
-                               {"ranks", ranks.size()},
-                               {"this_rank", workers.device_count()},
-                               {"chunks", connectome_chunk_count(static_cast<int64_t>(series.nodes()))},
-                               {"restored_chunks", stats.restored}};
+  const nlohmann::json devices{
+      {"total", workers.total_devices()},    {"ranks", ranks.size()},
+      {"this_rank", workers.device_count()}, {"chunks", connectome_chunk_count(static_cast<int64_t>(series.nodes()))},
+      {"series_sent", series_sent},          {"restored_chunks", stats.restored}};
   const nlohmann::json summary{{"bold", args.bold},
                                {"nodes", series.nodes()},
                                {"constant_nodes", invalid},
@@ -202,8 +204,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       "Several devices and hosts (docs/scale.md): `rtfmri --devices all connectome ...` (or gpu, cpu, "
       "PLATFORM:DEVICE lists, cpu/N for N sub-devices) spreads the pairs over this machine's devices; `mpirun -np K "
       "rtfmri connectome ...` (or srun) over K processes, each on its own devices (--devices). The upper triangle is "
-      "cut into chunks of 128-node tile rows of equal work; rank 0 reads the inputs, merges the edges and writes the "
-      "outputs, which equal one device's bit for bit. Finished chunks are kept in PREFIX_chunks/ until the outputs are "
+      "cut into chunks of 128-node tile rows of equal work; every rank reads the inputs (rank 0's copies where it does "
+      "not see its files) and prepares the node series, checked against rank 0's (which is sent where one differs); "
+      "rank 0 merges the edges and writes the outputs, which equal one device's bit for bit. Finished chunks are kept "
+      "in PREFIX_chunks/ until the outputs are "
       "written (or in --chunk-dir): a stopped run started again with the same inputs and options reuses them.");
   cmd->add_option("BOLD", args->bold, "Preprocessed 4D NIfTI (e.g. our smooth/detrend/mc outputs)")
       ->required()

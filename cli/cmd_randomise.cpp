@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
@@ -313,7 +314,29 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       options.cluster_extent = args.cluster_extent;
       options.cluster_mass = args.cluster_mass;
     }
-    const int max_block = options.clusters() || (want_tfce && !f_test) ? kBatch : 128;
+    const bool tfce_here = want_tfce && !f_test;
+    const int max_block = options.clusters() || tfce_here ? kBatch : 128;
+    const bool permute = args.voxelwise || options.clusters() || tfce_here;
+    // Every device slot's blocks (slot 0's are the observer's) and statistics, made in the background while the first
+    // device computes the observed statistic: a chunk waits only for its own slot's.
+    std::vector<std::unique_ptr<rtf::VoxelPermutationBlocks>> slot_blocks(static_cast<size_t>(slots));
+    std::vector<std::future<void>> preparing(static_cast<size_t>(slots));
+    for (int slot = 0; slot < slots && permute; ++slot) {
+      preparing[static_cast<size_t>(slot)] = std::async(std::launch::async, [&, slot] {
+        const rtf::cli::Stopwatch setup_clock;
+        if (slot > 0) {
+          slot_blocks[static_cast<size_t>(slot)] = std::make_unique<rtf::VoxelPermutationBlocks>(
+              workers.device(slot), models[k], set, residuals, nv, max_block);
+        }
+        const double blocks_s = setup_clock.seconds();
+        if (options.clusters()) cluster_stats(slot);
+        const double clusters_s = setup_clock.seconds();
+        if (tfce_here) tfce_stats(slot);
+        spdlog::debug(
+            "randomise contrast {}: device slot {} ready in {:.3f} s (blocks {:.3f}, clusters {:.3f}, TFCE {:.3f})",
+            k + 1, slot, setup_clock.seconds(), blocks_s, clusters_s - blocks_s, setup_clock.seconds() - clusters_s);
+      });
+    }
     // The observed statistic: rank 0's, on its first device, so every device of every rank counts against the same.
     const rtf::cli::Stopwatch observe_clock;
     auto observer =
@@ -327,9 +350,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       options.tfce_dh = std::max(*std::max_element(result.t.begin(), result.t.end()), 1.0f) / 100.0f;
     }
     result.dh = options.tfce_dh;
-    const bool permute = args.voxelwise || options.maps();
     if (permute) {
-      std::vector<std::unique_ptr<rtf::VoxelPermutationBlocks>> slot_blocks(static_cast<size_t>(slots));
       observer->set_observed(observed);
       slot_blocks[0] = std::move(observer);
       rtf::ChunkJob job;
@@ -337,21 +358,14 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       job.chunks = rtf::permutation_chunk_count(set.count);
       job.key = job_key(residuals, models[k], set, options, args, k, max_block);
       job.chunk_dir = std::filesystem::path(chunk_root) / suffixes[k];
-      job.compute = [&](rtf::Device& device, int slot, int64_t chunk) {
+      job.compute = [&](rtf::Device&, int slot, int64_t chunk) {
+        auto& ready = preparing[static_cast<size_t>(slot)];
         auto& b = slot_blocks[static_cast<size_t>(slot)];
-        if (!b) {
-          const rtf::cli::Stopwatch setup_clock;
-          b = std::make_unique<rtf::VoxelPermutationBlocks>(device, models[k], set, residuals, nv, max_block);
-          b->set_observed(observed);
-          const double blocks_s = setup_clock.seconds();
-          if (options.clusters()) cluster_stats(slot);
-          const double clusters_s = setup_clock.seconds();
-          if (options.tfce()) tfce_stats(slot);
-          spdlog::debug(
-              "randomise contrast {}: device slot {} ready in {:.3f} s (blocks {:.3f}, clusters {:.3f}, TFCE "
-              "{:.3f})",
-              k + 1, slot, setup_clock.seconds(), blocks_s, clusters_s - blocks_s, setup_clock.seconds() - clusters_s);
+        if (ready.valid()) {  // the slot's first chunk: its blocks and statistics (a failure there fails the chunk)
+          ready.get();
+          if (slot > 0) b->set_observed(observed);
         }
+        if (!b) throw std::runtime_error(fmt::format("device slot {} could not be prepared", slot));
         return rtf::to_chunk_bytes(rtf::run_permutation_chunk(*b, options.clusters() ? &cluster_stats(slot) : nullptr,
                                                               options.tfce() ? &tfce_stats(slot) : nullptr, options,
                                                               rtf::permutation_chunk_range(chunk, set.count)));

@@ -197,6 +197,24 @@ std::string series_key(const NodeSeries& series) {
                    bytes_of(series.valid)});
 }
 
+std::string share_series(const Ranks& ranks, NodeSeries& series, bool* sent) {
+  std::string key = series_key(series);
+  if (sent != nullptr) *sent = false;
+  if (ranks.size() == 1) return key;
+  const std::string digest = hash_hex({key, bytes_of(series.voxels)});
+  ChunkBytes root_digest(digest.begin(), digest.end());
+  ranks.broadcast(root_digest);
+  const bool differs = !std::equal(digest.begin(), digest.end(), root_digest.begin(), root_digest.end());
+  if (differs) {
+    spdlog::warn("rank {}: its node series differs from rank 0's (another device or mask); rank 0's is used",
+                 ranks.rank());
+  }
+  if (!ranks.any(differs)) return key;
+  broadcast_series(ranks, series);
+  if (sent != nullptr) *sent = true;
+  return ranks.root() ? key : series_key(series);
+}
+
 void spread_correlations(Workers& workers, const NodeSeries& series, const CorrelationThreshold& threshold,
                          const EdgeSink& sink, const SpreadPassOptions& options) {
   // Rank 0's threshold on every rank (a density's cut comes from a sample each rank computed on its own devices).

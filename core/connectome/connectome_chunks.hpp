@@ -90,6 +90,13 @@ void broadcast_series(const Ranks& ranks, NodeSeries& series);
 // A hash of the series (floats, validity, method, length): the chunk key's input part.
 std::string series_key(const NodeSeries& series);
 
+// Every rank's series made equal to rank 0's, where each rank prepared its own from the same inputs (at the same
+// time, instead of waiting for rank 0's): rank 0's digest of its series (series_key and the node -> voxel map) goes to
+// every rank, and only when some rank's differs (devices that normalise in other roundings, a mask made by another
+// device) is rank 0's whole series sent (broadcast_series) to every rank. Returns series_key of the series now held
+// (the same on every rank); `sent`, given, says whether rank 0's series had to be sent.
+std::string share_series(const Ranks& ranks, NodeSeries& series, bool* sent = nullptr);
+
 struct SpreadPassOptions {
   std::string key;                  // series_key and anything else that changes the edges (the method)
   std::filesystem::path chunk_dir;  // chunk files for a restart (empty: none)

@@ -3,12 +3,13 @@
 # (nitime's fmri1: 1,489 brain-mask nodes, 12 chunks of 128-node tile rows): Pearson r >= 0.5, Kendall |tau| >= 0.35,
 # Pearson |r| at density 0.02 and Kendall at density 0.01 (the node sample on every rank, the passes over the ranks),
 # run with --devices cpu, --devices cpu/2 (two PoCL sub-devices), and under `mpirun --oversubscribe -np 2`
-# (--devices cpu/2) and `-np 3`; PREFIX_edges.npz, _nodes.npz, _degree, _strength compared with cmp, the JSON without
-# its timings and device/rank counts; PREFIX_chunks/ removed once written. Restart: RTFMRI_CHUNK_LIMIT=3 stops the run
-# after three chunk files with an error and no output (a single process, then under mpirun); the run started again (on
-# another split) says it restored them and its outputs equal the uninterrupted run's; the same through --chunk-dir
-# (a named folder keeps its other files) and with `--chunk-dir none`. A bad input under mpirun ends
-# every rank with the error, never a hang. `--help` names --devices and mpirun.
+# (--devices cpu/2) and `-np 3` (each rank prepares the node series itself: equal to rank 0's, so not sent);
+# PREFIX_edges.npz, _nodes.npz, _degree, _strength compared with cmp, the JSON without its timings and device/rank
+# counts; PREFIX_chunks/ removed once written. Restart: RTFMRI_CHUNK_LIMIT=3 stops the run after three chunk files
+# with an error and no output (a single process, then under mpirun); the run started again (on another split) says it
+# restored them and its outputs equal the uninterrupted run's; the same through --chunk-dir (a named folder keeps its
+# other files) and with `--chunk-dir none`. A bad input under mpirun ends every rank with the error, never a hang.
+# `--help` names --devices and mpirun.
 #   usage: scale_connectome_checks.sh RTFMRI DATA_DIR WORK_DIR
 set -uo pipefail
 RTFMRI=$1
@@ -70,6 +71,9 @@ for c in "${CASES[@]}"; do
 done
 if grep -q '"ranks": 3' "$W/pearson_np3_connectome.json"; then pass "the JSON names the ranks"
 else fail "the JSON has no rank count: $(cat "$W/pearson_np3_connectome.json")"; fi
+# Every rank prepared the series on the same kind of device: rank 0's did not have to be sent.
+if grep -q '"series_sent": false' "$W/pearson_np3_connectome.json"; then pass "each rank's own series was rank 0's"
+else fail "the series was sent (or not reported): $(cat "$W/pearson_np3_connectome.json")"; fi
 
 # Restart: stopped after 3 chunk files, no outputs; restored by a run on another split.
 chunk_files() { compgen -G "$1_chunks/chunk-*.bin" | wc -l; }

@@ -2,8 +2,9 @@
 // Ranks and Workers across MPI ranks. Run alone it checks the one-process job; ctest also runs it under
 // `mpirun --oversubscribe -np 3` (scale.mpi_ranks_3), where it checks the collectives (sum, any, broadcast), rank 0's
 // inputs copied to the ranks that do not see them (a file and a folder, byte for byte) and read in place by those that
-// do, and a job whose chunks are dealt to every rank
-// returning every result in chunk order on rank 0 only, each chunk computed once over the job.
+// do, a job whose chunks are dealt to every rank returning every result in chunk order on rank 0 only, each chunk
+// computed once over the job, and connectome node series prepared on every rank made equal to rank 0's (sent only
+// when one differs).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/connectome/connectome_chunks.hpp"
 #include "core/scale/chunk_job.hpp"
 #include "core/scale/device_list.hpp"
 #include "core/scale/ranks.hpp"
@@ -187,6 +189,47 @@ TEST(MpiRanks, AsManyChunksAsRanksGiveEveryRankOne) {
   EXPECT_EQ(mine, 1) << "rank " << r.rank();
   EXPECT_EQ(r.sum(mine), r.size());
   r.sum(0);  // every rank is done with the files before rank 0 removes them
+}
+
+// A small node series whose floats depend on `salt` (rank 0's: salt 0).
+NodeSeries small_series(float salt) {
+  NodeSeries s;
+  s.normalised = true;
+  s.length = 5;
+  s.padded = 16;
+  s.voxels = {3, 7, 8, 20};
+  s.valid = {1, 1, 0, 1};
+  s.z.assign(s.voxels.size() * 16, 0.0f);
+  for (size_t k = 0; k < s.z.size(); ++k) s.z[k] = static_cast<float>(k % 16 < 5 ? 0.1 * static_cast<double>(k) : 0.0);
+  s.z[1] += salt;
+  return s;
+}
+
+TEST(MpiRanks, ConnectomeSeriesAlikeOnEveryRankAreNotSent) {
+  const Ranks& r = Ranks::world();
+  NodeSeries series = small_series(0.0f);
+  bool sent = true;
+  const std::string key = share_series(r, series, &sent);
+  EXPECT_FALSE(sent);
+  EXPECT_EQ(key, series_key(small_series(0.0f)));
+  EXPECT_EQ(from_root(key), key);
+}
+
+TEST(MpiRanks, ConnectomeSeriesThatDifferOnARankBecomeRankZeros) {
+  const Ranks& r = Ranks::world();
+  if (r.size() == 1) GTEST_SKIP() << "needs mpirun -np 2 or more";
+  // The last rank rounded one float otherwise; another rank masked one voxel more (same floats, other voxels).
+  NodeSeries series = small_series(r.rank() == r.size() - 1 ? 1e-7f : 0.0f);
+  if (r.size() > 2 && r.rank() == 1) series.voxels[3] = 21;
+  bool sent = false;
+  const std::string key = share_series(r, series, &sent);
+  EXPECT_TRUE(sent);
+  const NodeSeries expected = small_series(0.0f);
+  EXPECT_EQ(series.voxels, expected.voxels);
+  EXPECT_EQ(series.z, expected.z);
+  EXPECT_EQ(series.valid, expected.valid);
+  EXPECT_EQ(series.length, expected.length);
+  EXPECT_EQ(key, series_key(expected));
 }
 
 }  // namespace
