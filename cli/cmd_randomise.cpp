@@ -304,8 +304,13 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
   for (size_t k = 0; k < models.size(); ++k) {
     ContrastResult& result = results[k];
     rtf::cli::Stopwatch contrast_clock;
-    std::vector<float> residuals = values;
-    rtf::remove_nuisance(models[k], residuals, nv);
+    // The data less the contrast's nuisance (a copy only where there is nuisance to remove: -1 tests the data).
+    std::vector<float> without_nuisance;
+    if (models[k].nuisance_rank > 0) {
+      without_nuisance = values;
+      rtf::remove_nuisance(models[k], without_nuisance, nv);
+    }
+    const std::vector<float>& residuals = models[k].nuisance_rank > 0 ? without_nuisance : values;
     const bool f_test = models[k].is_f();
     // Cluster and TFCE inference (t contrasts): each launch's t maps are labelled on the device; per rearrangement
     // the largest extent / mass / TFCE.
