@@ -7,7 +7,7 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 # shellcheck source=/dev/null
 source .device/ompi/env.sh
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_btl_vader_single_copy_mechanism=${SINGLE_COPY:-none}  # no CMA in most containers
 R="env OCL_ICD_FILENAMES=$OCL_ICD_FILENAMES $PWD/.device/bundle/run ${EXE:-rtfmri} -v"
 D=/tmp/scale
 mkdir -p "$D" "$OUT"
