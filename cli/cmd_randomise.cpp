@@ -454,8 +454,11 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       rtf::cli::write_voxel_values(args.output + "_tfce_corrp_" + suffix + ".nii.gz", data.header(), voxels,
                                    rtf::fwe_one_minus_p(observed, perm.max_tfce, 1e-4));
       rtf::write_null_distribution(args.output + "_tfce_null_" + suffix + ".txt", perm.max_tfce);
-      entry["tfce"] = {
-          {"dh", r.dh}, {"E", tfce.E()}, {"H", tfce.H()}, {"connectivity", args.tfce_c}, {"max", perm.max_tfce.at(0)}};
+      entry["tfce"] = {{"dh", r.dh},
+                       {"E", tfce.extent_exponent()},
+                       {"H", tfce.height_exponent()},
+                       {"connectivity", args.tfce_c},
+                       {"max", perm.max_tfce.at(0)}};
     }
     report["contrasts"].push_back(entry);
   }

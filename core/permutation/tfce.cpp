@@ -24,19 +24,22 @@ constexpr int kLocalLevels = 256;  // LB: levels counted in local memory before 
 }  // namespace
 
 TfceStatistics::TfceStatistics(Device& device, std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask,
-                               int connectivity, int max_batch, double E, double H)
-    : TfceStatistics(device, neighbours(dims, mask, connectivity), max_batch, E, H) {}
+                               int connectivity, int max_batch, double extent_exponent, double height_exponent)
+    : TfceStatistics(device, neighbours(dims, mask, connectivity), max_batch, extent_exponent, height_exponent) {}
 
 MaskNeighbours TfceStatistics::neighbours(std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask,
                                           int connectivity) {
   return mask_neighbours(dims, mask, connectivity, NeighbourSet::kAll, NeighbourLayout::kVoxelMajor, "TFCE");
 }
 
-TfceStatistics::TfceStatistics(Device& device, const MaskNeighbours& neighbours, int max_batch, double E, double H)
-    : device_(device), max_batch_(max_batch), E_(E), H_(H) {
+TfceStatistics::TfceStatistics(Device& device, const MaskNeighbours& neighbours, int max_batch, double extent_exponent,
+                               double height_exponent)
+    : device_(device), max_batch_(max_batch), extent_exponent_(extent_exponent), height_exponent_(height_exponent) {
   if (max_batch < 1) throw std::invalid_argument(fmt::format("TFCE: max_batch {} must be >= 1", max_batch));
-  if (!std::isfinite(E) || !std::isfinite(H) || E < 0.0 || H < 0.0) {
-    throw std::invalid_argument(fmt::format("TFCE: E = {} and H = {} must be finite and >= 0", E, H));
+  if (!std::isfinite(extent_exponent) || !std::isfinite(height_exponent) || extent_exponent < 0.0 ||
+      height_exponent < 0.0) {
+    throw std::invalid_argument(
+        fmt::format("TFCE: E = {} and H = {} must be finite and >= 0", extent_exponent, height_exponent));
   }
   if (neighbours.set != NeighbourSet::kAll || neighbours.layout != NeighbourLayout::kVoxelMajor ||
       neighbours.voxels == 0 || neighbours.table.size() != neighbours.voxels * neighbours.offsets) {
@@ -45,7 +48,8 @@ TfceStatistics::TfceStatistics(Device& device, const MaskNeighbours& neighbours,
   voxels_ = neighbours.voxels;
   const std::vector<int32_t>& table = neighbours.table;
   std::vector<float> power(voxels_ + 1);
-  for (size_t e = 0; e <= voxels_; ++e) power[e] = static_cast<float>(std::pow(static_cast<double>(e), E));
+  for (size_t e = 0; e <= voxels_; ++e)
+    power[e] = static_cast<float>(std::pow(static_cast<double>(e), extent_exponent));
 
   groups_ = (voxels_ + kWorkGroup - 1) / kWorkGroup;
   std::vector<std::string> defines{fmt::format("K={}", neighbours.offsets), fmt::format("WG={}", kWorkGroup),
@@ -133,7 +137,8 @@ void TfceStatistics::enhance(const DeviceBuffer<float>& maps, int count, float d
   for (int k = levels; k >= 1; --k) {
     const auto kk = static_cast<size_t>(k);
     const float h = static_cast<float>(k) * dh;  // as level_of in the kernel
-    const auto weight = static_cast<float>(std::pow(static_cast<double>(h), H_) * static_cast<double>(dh));
+    const auto weight =
+        static_cast<float>(std::pow(static_cast<double>(h), height_exponent_) * static_cast<double>(dh));
     if (entering[kk] > 0) {
       set_args(merge_, order_, level_, neighbours_, v, start_, k, label_);
       launch<2>(q, merge_, {entering[kk] * per_entering, n}, local, {}, EventMode::kNone);

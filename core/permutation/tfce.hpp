@@ -30,13 +30,13 @@ class TfceStatistics {
 
   // `dims` (x, y, z) and `mask` (nonzero = inside, over the full grid, x fastest) fix the voxels; `connectivity` is 6,
   // 18 or 26; `max_batch` maps are enhanced per launch sequence. Throws std::invalid_argument for a connectivity other
-  // than these, sizes that disagree, an empty mask, or E or H not finite and >= 0.
+  // than these, sizes that disagree, an empty mask, or the exponents (E, H) not finite and >= 0.
   TfceStatistics(Device& device, std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask, int connectivity,
-                 int max_batch, double E = kDefaultE, double H = kDefaultH);
+                 int max_batch, double extent_exponent = kDefaultE, double height_exponent = kDefaultH);
   // The same from the neighbour table that neighbours() makes: made once, it serves every device of a job (a 2 mm
   // brain's took ~40 ms of each device's setup). Throws std::invalid_argument for a table of another set or layout.
-  TfceStatistics(Device& device, const MaskNeighbours& neighbours, int max_batch, double E = kDefaultE,
-                 double H = kDefaultH);
+  TfceStatistics(Device& device, const MaskNeighbours& neighbours, int max_batch, double extent_exponent = kDefaultE,
+                 double height_exponent = kDefaultH);
   static MaskNeighbours neighbours(std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask, int connectivity);
 
   // Per map, the largest TFCE over the mask (0 when no voxel reaches dh): the FWE null. `maps`: count (<= max_batch)
@@ -50,8 +50,8 @@ class TfceStatistics {
 
   size_t voxels() const { return voxels_; }  // V, the voxels in the mask
   int max_batch() const { return max_batch_; }
-  double E() const { return E_; }
-  double H() const { return H_; }
+  double extent_exponent() const { return extent_exponent_; }  // E
+  double height_exponent() const { return height_exponent_; }  // H
 
  private:
   // Enhances the first `count` maps of `maps`: TFCE per active position in acc_, each map's active count (voxels
@@ -62,7 +62,7 @@ class TfceStatistics {
   Device& device_;
   size_t voxels_ = 0;
   int max_batch_ = 0;
-  double E_ = kDefaultE, H_ = kDefaultH;
+  double extent_exponent_ = kDefaultE, height_exponent_ = kDefaultH;
   size_t groups_ = 0;             // work-groups over V
   bool merge_per_voxel_ = false;  // CPU devices: merge loops over a voxel's neighbours (PER_VOXEL)
   ClKernel levels_, sort_, merge_, count_extents_, accumulate_, group_max_, map_max_;
