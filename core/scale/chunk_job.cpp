@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -15,6 +16,8 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "core/scale/chunk_files.hpp"
@@ -32,7 +35,14 @@ int g_jobs = 0;
 // stand-in for a job killed midway). 0: no limit.
 int64_t chunk_limit() {
   const char* value = std::getenv("RTFMRI_CHUNK_LIMIT");
-  return value == nullptr ? 0 : std::atoll(value);
+  if (value == nullptr) return 0;
+  const std::string_view text(value);
+  int64_t limit = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), limit);
+  if (error != std::errc() || end != text.data() + text.size() || limit < 0) {
+    throw std::invalid_argument(fmt::format("RTFMRI_CHUNK_LIMIT={}: a number of chunk files (0: no limit)", text));
+  }
+  return limit;
 }
 
 // The chunk this thread computes is done elsewhere when *t_cancelled is set (throw_if_chunk_cancelled).
@@ -72,6 +82,7 @@ std::string Workers::describe() const {
 }
 
 std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& progress, ChunkJobStats* stats) {
+  const int64_t limit = chunk_limit();  // read first: a bad value throws before any thread starts
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   const int64_t chunks = job.chunks;
@@ -205,7 +216,6 @@ std::vector<ChunkBytes> Workers::run(const ChunkJob& job, const ChunkProgress& p
     }
     for (std::thread& t : threads) t.join();
   };
-  const int64_t limit = chunk_limit();
   int64_t received = 0, written = 0;
   const int64_t expected = root ? chunks - restored : 0;
   // in_order: each result goes to on_result once every chunk before it has (a result that comes early waits here).

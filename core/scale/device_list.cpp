@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "core/device/cl_error.hpp"
@@ -62,7 +63,12 @@ std::vector<DeviceInfo> split(const DeviceInfo& parent, int parts) {
 // This process's index among the ranks on its host, as the launcher says (OpenMPI, Slurm, MPICH/Hydra); 0 alone.
 int local_rank() {
   for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"}) {
-    if (const char* value = std::getenv(name)) return std::max(0, std::atoi(value));
+    if (const char* value = std::getenv(name)) {
+      const std::string_view text(value);
+      int rank = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), rank);
+      return error == std::errc() && end == text.data() + text.size() ? std::max(0, rank) : 0;
+    }
   }
   return 0;
 }

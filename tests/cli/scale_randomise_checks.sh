@@ -6,7 +6,7 @@
 # and under `mpirun --oversubscribe -np 2` and `-np 3`; every output compared with cmp, the JSON report without its
 # timings and device/rank counts. Restart: RTFMRI_CHUNK_LIMIT=1 stops the run after one chunk file with an
 # error and no output; chunk files of another seed are not reused; the run started again says it restored the chunk,
-# its outputs equal the uninterrupted run's, and PREFIX_chunks/ is gone.
+# its outputs equal the uninterrupted run's, and PREFIX_chunks/ is gone; a bad RTFMRI_CHUNK_LIMIT is refused.
 #   usage: scale_randomise_checks.sh RTFMRI WORK_DIR
 set -uo pipefail
 RTFMRI=$1
@@ -91,6 +91,12 @@ if [[ $rc -eq 0 && "$out" =~ restored\ 1\ chunk ]]; then pass "the rerun restore
 else fail "rerun (rc=$rc): $out"; fi
 same_outputs "$R" "$D/one_cpu" "restarted = uninterrupted"
 if [[ -e "${R}_chunks" ]]; then fail "${R}_chunks/ left behind"; else pass "chunk folder removed after the restart"; fi
+# A test hook's bad value is refused by name, before any chunk, and writes nothing.
+out=$(RTFMRI_CHUNK_LIMIT=two "$RTFMRI" --devices cpu "${ONE[@]}" -o "$D/badlimit" 2>&1)
+rc=$?
+if [[ $rc -ge 1 && $rc -lt 126 && "$out" =~ RTFMRI_CHUNK_LIMIT=two ]] && ! compgen -G "$D/badlimit*" >/dev/null; then
+  pass "RTFMRI_CHUNK_LIMIT=two refused"
+else fail "RTFMRI_CHUNK_LIMIT=two (rc=$rc): $out"; fi
 
 echo "$failures failure(s)"
 [[ $failures -eq 0 ]]
