@@ -36,6 +36,31 @@ TileRows resolve_tile_rows(TileRows rows, int64_t nodes) {
   return rows;
 }
 
+// The work buffers of a call (ResidentSeries keeps them for the next): two edge lists (a band's edges are read, on the
+// transfer queue, while the next band runs into the other list), the sort's staging and the launches' tile and row
+// scans, sized for `most_tiles` tiles and `most_rows` tile rows per launch.
+struct CorrelationWorkspace {
+  CorrelationWorkspace(Device& d, int64_t edges, int64_t tiles, int64_t rows)
+      : device(&d),
+        capacity(edges),
+        most_tiles(tiles),
+        most_rows(rows),
+        lists{DeviceEdgeList(d, edges), DeviceEdgeList(d, edges)},
+        tiled(d, 3 * static_cast<size_t>(lists[0].capacity())),
+        tile_at(d, 2 * static_cast<size_t>(tiles)),
+        counts(d, static_cast<size_t>(tiles * kTile)),
+        offsets(d, static_cast<size_t>(tiles * kTile)),
+        row_edges(d, static_cast<size_t>(rows * kTile)),
+        row_start(d, static_cast<size_t>(rows * kTile)) {}
+  bool fits(const Device& d, int64_t cap, int64_t tiles, int64_t rows) const {
+    return device == &d && capacity == cap && most_tiles >= tiles && most_rows >= rows;
+  }
+  const Device* device;
+  int64_t capacity, most_tiles, most_rows;
+  std::array<DeviceEdgeList, 2> lists;
+  DeviceBuffer<int32_t> tiled, tile_at, counts, offsets, row_edges, row_start;
+};
+
 void thresholded_correlations(Device& device, const NodeSeries& series, const CorrelationThreshold& threshold,
                               const EdgeSink& sink, const TileRowProgress& progress, int64_t max_edges,
                               int64_t series_bytes, TileRows range, ResidentSeries* resident) {
@@ -101,10 +126,8 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
   }
   DeviceBuffer<float>& zr = held ? resident->z : zr_here;
   const DeviceBuffer<uint8_t>& valid = held ? resident->valid : valid_here;
-  // Two edge lists: a band's edges are read (on the transfer queue) while the next band runs into the other list.
-  std::array<DeviceEdgeList, 2> lists{DeviceEdgeList(device, capacity), DeviceEdgeList(device, capacity)};
   const auto threshold_f = static_cast<float>(threshold.value);
-  const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded), cap = lists[0].capacity();
+  const int ni = static_cast<int>(n), lp = static_cast<int>(series.padded);
   // Bands of about kTilesPerLaunch tiles (one row of tiles at least) over each column block; the launches' largest
   // tile count and rows size the sorting's buffers, which the launches share (one compute queue runs them in turn).
   const auto band_of = [](int64_t cols) { return std::max<int64_t>(1, kTilesPerLaunch / std::max<int64_t>(cols, 1)); };
@@ -114,12 +137,22 @@ void thresholded_correlations(Device& device, const NodeSeries& series, const Co
     most_tiles = std::max(most_tiles, band_of(cols) * cols);
     most_rows = std::max(most_rows, band_of(cols));
   }
-  DeviceBuffer<int32_t> tiled(device, 3 * static_cast<size_t>(cap));
-  DeviceBuffer<int32_t> tile_at(device, 2 * static_cast<size_t>(most_tiles));
-  DeviceBuffer<int32_t> counts(device, static_cast<size_t>(most_tiles * kTile));
-  DeviceBuffer<int32_t> offsets(device, static_cast<size_t>(most_tiles * kTile));
-  DeviceBuffer<int32_t> row_edges(device, static_cast<size_t>(most_rows * kTile));
-  DeviceBuffer<int32_t> row_start(device, static_cast<size_t>(most_rows * kTile));
+  // The work buffers: the last call's where `resident` kept ones of this device, capacity and at least these sizes.
+  std::shared_ptr<CorrelationWorkspace> kept = resident != nullptr ? resident->workspace : nullptr;
+  if (!kept || !kept->fits(device, capacity, most_tiles, most_rows)) {
+    kept.reset();  // an unfit one is freed before the new one is made
+    if (resident != nullptr) resident->workspace.reset();
+    kept = std::make_shared<CorrelationWorkspace>(device, capacity, most_tiles, most_rows);
+    if (resident != nullptr) {
+      resident->workspace = kept;
+      ++resident->workspaces;
+    }
+  }
+  CorrelationWorkspace& w = *kept;
+  std::array<DeviceEdgeList, 2>& lists = w.lists;
+  const int cap = lists[0].capacity();
+  DeviceBuffer<int32_t>&tiled = w.tiled, &tile_at = w.tile_at, &counts = w.counts, &offsets = w.offsets;
+  DeviceBuffer<int32_t>&row_edges = w.row_edges, &row_start = w.row_start;
   const auto upload = [&](DeviceBuffer<float>& z, int64_t b) {  // block b's rows
     const int64_t first = b * block, rows = std::min(block, n - first);
     z.write(q, std::span<const float>(series.z).subspan(static_cast<size_t>(first * lp64),

@@ -7,9 +7,11 @@
 // band, and several bands per range); a density through the chunks equals the whole's; spread_correlations over two
 // devices equals the whole, and a run again over its chunk folder restores every chunk. Edge payloads round-trip.
 // Resident series: one-tile-row chunks alternating over the two sub-devices, each with its own ResidentSeries /
-// ResidentKendall, upload the series once per device and still equal the whole (computed without one) bit for bit;
+// ResidentKendall, upload the series once per device (and make Pearson's work buffers once) and still equal the whole
+// (computed without one) bit for bit;
 // over blocks (small budget) nothing is held; a state holding another series or device is refused; a
-// spread_correlations pass (Pearson and Kendall) uploads once per device that ran a chunk, none when all restored.
+// spread_correlations pass (Pearson and Kendall) uploads once per device that ran a chunk, none when all restored;
+// a device's work buffers are made once for its chunks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -343,7 +345,10 @@ TEST(ConnectomeChunks, ResidentSeriesIsUploadedOncePerDevice) {
         [&](Device& d, TileRows rows, const EdgeSink& sink, ResidentSeries* held) {
           thresholded_correlations(d, series, threshold, sink, {}, 0, series_bytes, rows, held);
         });
-    for (const ResidentSeries& held : states) EXPECT_EQ(held.uploads, series_bytes == 0 ? 1 : 0);
+    for (const ResidentSeries& held : states) {
+      EXPECT_EQ(held.uploads, series_bytes == 0 ? 1 : 0);
+      EXPECT_EQ(held.workspaces, 1);  // the work buffers made by a device's first chunk, reused by its others
+    }
   }
   // A state holding one series refuses another series, and another device.
   ResidentSeries held;
