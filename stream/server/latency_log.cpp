@@ -6,35 +6,45 @@
 
 #include <algorithm>
 
+#include "core/io/atomic_file.hpp"
 #include "core/util/quantiles.hpp"
 
 namespace rtf::stream {
 
-LatencyLog::LatencyLog(const std::filesystem::path& path) {
-  if (path.empty()) return;
-  file_ = std::fopen(path.c_str(), "ae");
-  if (file_ == nullptr) spdlog::warn("cannot open {}; latencies are kept in memory only", path.string());
+LatencyLog::LatencyLog(const std::filesystem::path& path, OutputFailures* failures) : path_(path) {
+  if (!path.empty()) file_ = std::make_unique<RowFile>(path, RowFile::Mode::kAppend, "", failures);
 }
 
-LatencyLog::~LatencyLog() {
-  if (file_ != nullptr) std::fclose(file_);
-}
+LatencyLog::~LatencyLog() = default;  // RowFile's close logs its errors
 
 void LatencyLog::add(const IngestLatency& r) {
   std::lock_guard lock(mutex_);
   records_.push_back(r);
   if (file_ == nullptr) return;
   auto ms = [&](int64_t t) { return t == 0 ? std::string("null") : fmt::format("{:.4f}", (t - r.received_ns) * 1e-6); };
-  fmt::print(
-      file_,
+  file_->append(fmt::format(
       "{{\"run\":\"{}\",\"index\":{},\"received_ns\":{},\"written_ms\":{},\"recorded_ms\":{},\"dequeued_ms\":{},"
       "\"uploaded_ms\":{},"
       "\"motion_ms\":{},\"smoothed_ms\":{},\"stats_ms\":{},\"feedback_ms\":{},\"sent_ms\":{},\"published_ms\":{},"
       "\"skipped\":{}}}\n",
       r.run, r.index, r.received_ns, ms(r.written_ns), ms(r.recorded_ns), ms(r.dequeued_ns), ms(r.uploaded_ns),
       ms(r.motion_ns), ms(r.smoothed_ns), ms(r.stats_ns), ms(r.feedback_ns), ms(r.sent_ns), ms(r.published_ns),
-      r.skipped);
-  std::fflush(file_);
+      r.skipped));
+}
+
+int64_t LatencyLog::rows_written() const {
+  std::lock_guard lock(mutex_);
+  return file_ ? file_->written() : 0;
+}
+
+int64_t LatencyLog::rows_lost() const {
+  std::lock_guard lock(mutex_);
+  return file_ ? file_->lost() : 0;
+}
+
+std::string LatencyLog::close() {
+  std::lock_guard lock(mutex_);
+  return file_ ? file_->close() : std::string();
 }
 
 std::vector<IngestLatency> LatencyLog::records() const {
@@ -87,6 +97,26 @@ std::vector<LatencyStage> LatencyLog::stages() const {
       std::any_of(records_.begin(), records_.end(), [](const IngestLatency& r) { return r.sent_ns != 0; });
   add("end to end (received->" + (any_sent ? std::string("sent") : previous) + ")", std::move(total));
   return out;
+}
+
+nlohmann::json LatencyLog::summary_json() const {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const LatencyStage& s : this->stages()) {
+    stages.push_back({{"stage", s.name},
+                      {"n", s.count},
+                      {"p50_ms", s.p50},
+                      {"p95_ms", s.p95},
+                      {"p99_ms", s.p99},
+                      {"max_ms", s.max}});
+  }
+  std::lock_guard lock(mutex_);
+  nlohmann::json file = nullptr;
+  if (file_) file = {{"path", path_.string()}, {"rows_written", file_->written()}, {"rows_lost", file_->lost()}};
+  return {{"volumes", records_.size()}, {"latency_jsonl", file}, {"stages", stages}};
+}
+
+void LatencyLog::write_summary(const std::filesystem::path& path) const {
+  write_text_atomically(path, summary_json().dump(2) + "\n");
 }
 
 std::string LatencyLog::summary() const {

@@ -1,14 +1,18 @@
 // LatencyLog: per-volume ingest timestamps (received, recorded, dequeued by the upload stage, on the device),
 // appended as JSON lines to SESSION_DIR/latency.jsonl and summarised (p50/p95/p99/max per stage) at the end.
-// Thread-safe. Field meanings: docs/ingest.md.
+// Every row is kept in memory for the summary; one that cannot be written to the file is counted as lost (RowFile),
+// never blocks or stops the caller. Thread-safe. Field meanings: docs/ingest.md; failures: docs/live.md.
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "stream/output/row_file.hpp"
 
 namespace rtf::stream {
 
@@ -38,8 +42,9 @@ struct LatencyStage {
 
 class LatencyLog {
  public:
-  // Appends to `path` (created if needed); an empty path keeps the records in memory only.
-  explicit LatencyLog(const std::filesystem::path& path);
+  // Appends to `path` (created if needed); an empty path keeps the records in memory only. Rows that cannot be
+  // written are reported to `failures` (null: nowhere).
+  explicit LatencyLog(const std::filesystem::path& path, OutputFailures* failures = &output_failures());
   ~LatencyLog();
   LatencyLog(const LatencyLog&) = delete;
   LatencyLog& operator=(const LatencyLog&) = delete;
@@ -52,9 +57,23 @@ class LatencyLog {
   // stages() as lines "stage  n= p50= p95= p99= max= ms".
   std::string summary() const;
 
+  // Rows written to / lost from the file (records() has them all).
+  int64_t rows_written() const;
+  int64_t rows_lost() const;
+  const std::filesystem::path& path() const { return path_; }
+  // Syncs and closes the file (a later record's row counts as lost); returns the error, "" when none.
+  std::string close();
+
+  // latency_summary.json: {"volumes", "latency_jsonl": {"path", "rows_written", "rows_lost"}, "stages": [{"stage",
+  // "n", "p50_ms", "p95_ms", "p99_ms", "max_ms"}]}.
+  nlohmann::json summary_json() const;
+  // summary_json() written to `path` atomically (temporary file, then renamed); throws naming the file and the error.
+  void write_summary(const std::filesystem::path& path) const;
+
  private:
   mutable std::mutex mutex_;
-  std::FILE* file_ = nullptr;
+  std::filesystem::path path_;
+  std::unique_ptr<RowFile> file_;
   std::vector<IngestLatency> records_;
 };
 
