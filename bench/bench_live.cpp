@@ -4,7 +4,9 @@
 // seed map, AAL matrices, feedback ROI and value), and out through the PUB socket and the TCP feedback server to a
 // connected client. Per stage and end to end (volume fully received -> feedback line handed to the TCP server),
 // p50/p95/p99/max over the analysed volumes after the first `--warmup` (the first volume builds the run's kernels).
-// JSON lines on stdout.
+// `--runs N` streams N runs of the phantom at once (run-1 ... run-N, one sender each, the same period), as a second
+// sender at the scanner would: one line per run, each run's quantiles over its own volumes (docs/live.md, "Several
+// runs at once"; runs beyond --max-live-runs are recorded only and have no analysed volumes). JSON lines on stdout.
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
@@ -35,6 +37,8 @@ struct Options {
   int warmup = 20;
   double period_s = 1.0;  // seconds between volumes (the TR at 1x)
   bool fsync = false;
+  int runs = 1;  // runs streamed at once
+  int64_t max_live_runs = 2;
 };
 
 void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> dims, double voxel_mm) {
@@ -76,9 +80,10 @@ void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> 
   c.seed = m1;
   c.results_pub = "tcp://127.0.0.1:*";
   c.feedback_tcp = "127.0.0.1:0";
+  c.max_live_runs = opt.max_live_runs;
   stream::IngestOptions ingest;
   ingest.recorder.fsync = opt.fsync ? stream::FsyncPolicy::kEveryVolume : stream::FsyncPolicy::kNone;
-  std::vector<stream::LatencyStage> stages;
+  std::vector<std::vector<stream::LatencyStage>> stages(static_cast<size_t>(opt.runs));
   stream::LiveStageCounters counters;
   {
     stream::IngestCore core(c.session_dir, ingest);
@@ -107,13 +112,21 @@ void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> 
     std::thread stage_thread([&] { stage.run(); });
     std::thread server_thread([&] { server.run(); });
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    sim::ReplayOptions r;
-    r.address = server.endpoint();
-    r.tr_s = opt.period_s;
-    r.speed = 1.0;
-    r.finish_timeout_s = 300;
-    const sim::ReplayReport report = sim::replay(ph.bold, r, context);
-    for (int i = 0; i < 600 && static_cast<int64_t>(latency.records().size()) < opt.volumes; ++i) {
+    std::vector<sim::ReplayReport> reports(static_cast<size_t>(opt.runs));
+    std::vector<std::thread> senders;
+    for (int k = 0; k < opt.runs; ++k) {
+      senders.emplace_back([&, k] {
+        sim::ReplayOptions r;
+        r.address = server.endpoint();
+        r.tr_s = opt.period_s;
+        r.speed = 1.0;
+        r.finish_timeout_s = 300;
+        r.run = fmt::format("run-{}", k + 1);
+        reports[static_cast<size_t>(k)] = sim::replay(ph.bold, r, context);
+      });
+    }
+    for (std::thread& t : senders) t.join();
+    for (int i = 0; i < 600 && static_cast<int64_t>(latency.records().size()) < opt.volumes * opt.runs; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     server.stop();
@@ -122,36 +135,46 @@ void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> 
     stage_thread.join();
     outputs.stop();
     client.join();
-    if (!report.ok()) throw std::runtime_error("replay failed");
-    counters = stage.counters();
-    // Quantiles over the analysed volumes after the warm-up.
-    stream::LatencyLog steady("");
-    const auto records = latency.records();
-    for (size_t i = 0; i < records.size(); ++i) {
-      if (records[i].index >= opt.warmup) steady.add(records[i]);
+    for (const sim::ReplayReport& report : reports) {
+      if (!report.ok()) throw std::runtime_error("replay failed");
     }
-    stages = steady.stages();
+    counters = stage.counters();
+    // Quantiles over each run's analysed volumes after the warm-up.
+    const auto records = latency.records();
+    for (int k = 0; k < opt.runs; ++k) {
+      stream::LatencyLog steady("");
+      for (const stream::IngestLatency& record : records) {
+        if (record.run == fmt::format("run-{}", k + 1) && record.index >= opt.warmup) steady.add(record);
+      }
+      stages[static_cast<size_t>(k)] = steady.stages();
+    }
   }
   std::filesystem::remove_all(dir);
-  nlohmann::json per = nlohmann::json::array();
-  for (const auto& s : stages) {
-    per.push_back({{"stage", s.name},
-                   {"n", s.count},
-                   {"p50_ms", s.p50},
-                   {"p95_ms", s.p95},
-                   {"p99_ms", s.p99},
-                   {"max_ms", s.max}});
+  for (int k = 0; k < opt.runs; ++k) {
+    nlohmann::json per = nlohmann::json::array();
+    for (const auto& s : stages[static_cast<size_t>(k)]) {
+      per.push_back({{"stage", s.name},
+                     {"n", s.count},
+                     {"p50_ms", s.p50},
+                     {"p95_ms", s.p95},
+                     {"p99_ms", s.p99},
+                     {"max_ms", s.max}});
+    }
+    rtf::bench::print_line({{"bench", "live end to end"},
+                            {"size", fmt::format("{}x{}x{}", dims[0], dims[1], dims[2])},
+                            {"device", device.info().device_name},
+                            {"volumes", opt.volumes},
+                            {"period_ms", opt.period_s * 1e3},
+                            {"warmup_volumes", opt.warmup},
+                            {"fsync", opt.fsync},
+                            {"runs_at_once", opt.runs},
+                            {"max_live_runs", opt.max_live_runs},
+                            {"run", fmt::format("run-{}", k + 1)},
+                            {"analysed", counters.analysed},
+                            {"skipped", counters.skipped},
+                            {"not_analysed", counters.not_analysed},
+                            {"stages", per}});
   }
-  rtf::bench::print_line({{"bench", "live end to end"},
-                          {"size", fmt::format("{}x{}x{}", dims[0], dims[1], dims[2])},
-                          {"device", device.info().device_name},
-                          {"volumes", opt.volumes},
-                          {"period_ms", opt.period_s * 1e3},
-                          {"warmup_volumes", opt.warmup},
-                          {"fsync", opt.fsync},
-                          {"analysed", counters.analysed},
-                          {"skipped", counters.skipped},
-                          {"stages", per}});
 }
 
 }  // namespace
@@ -166,6 +189,12 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", opt.warmup, "Volumes left out of the quantiles")->capture_default_str();
   app.add_option("--period", opt.period_s, "Seconds between volumes")->capture_default_str();
   app.add_flag("--fsync", opt.fsync, "fdatasync every volume before its ACK (the server's default)");
+  app.add_option("--runs", opt.runs, "Runs streamed at once (run-1 ... run-N), one sender each")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--max-live-runs", opt.max_live_runs, "The server's max_live_runs")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}))
+      ->capture_default_str();
   std::string grids = "both";
   app.add_option("--grids", grids, "Which grids: small (64x64x33), large (104x104x72) or both")
       ->check(CLI::IsMember({"small", "large", "both"}))

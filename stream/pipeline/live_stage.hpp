@@ -1,9 +1,13 @@
 // LiveStage: the thread after ingest. It takes recorded volumes from the ingest queue, uploads each into its run's
-// RunPipeline, analyses the newest one, and sends the result to the outputs. Falling behind: when more volumes are
-// waiting than the one it takes, every waiting volume is uploaded (cheap) but only the newest is analysed; the
-// others are counted as skipped, so feedback always refers to the newest volume and the stage catches up at once.
-// Ingest and recording never wait for it (the queue drops its oldest entries for this stage only; every volume is
-// recorded regardless). A failure never stops the thread. docs/live.md.
+// RunPipeline, analyses the newest one of each run, and sends the result to the outputs. Several runs at once: each
+// analysed run has a pipeline of its own (its ring, motion reference, GLM...), up to [server] max_live_runs; a run that
+// starts while that many are analysed is recorded only, and every volume of it gets a feedback line saying so (it is
+// analysed afterwards by `rtfmri replay`). A run closed by its END_OF_RUN, or with no volume for live_run_idle_s, gives
+// its place to the next new run. Falling behind: when more volumes of a run are waiting than the one it takes, every
+// waiting volume is uploaded (cheap) but only the newest is analysed; the others are counted as skipped, so feedback
+// always refers to the newest volume and the stage catches up at once. Ingest and recording never wait for it (the
+// queue drops its oldest entries for this stage only; every volume is recorded regardless). A failure never stops the
+// thread. docs/live.md.
 #pragma once
 
 #include <atomic>
@@ -46,12 +50,13 @@ LiveVolume live_volume(const AcceptedVolume& v);
 std::string format_index_ranges(std::vector<int64_t> indices);
 
 struct LiveStageCounters {
-  int64_t uploaded = 0;  // volumes in a device ring
-  int64_t analysed = 0;  // volumes that went through the stages and out
-  int64_t skipped = 0;   // uploaded but not analysed: a newer volume was already waiting
-  int64_t failed = 0;    // volumes the stage could not handle at all (e.g. an upload error)
-  int64_t runs = 0;      // runs seen
-  int64_t received = 0;  // volumes handed to handle() (a resend it ignores included)
+  int64_t uploaded = 0;      // volumes in a device ring
+  int64_t analysed = 0;      // volumes that went through the stages and out
+  int64_t skipped = 0;       // uploaded but not analysed: a newer volume was already waiting
+  int64_t failed = 0;        // volumes the stage could not handle at all (e.g. an upload error)
+  int64_t runs = 0;          // runs given a pipeline
+  int64_t received = 0;      // volumes handed to handle() (a resend it ignores included)
+  int64_t not_analysed = 0;  // volumes of runs that are recorded only (no pipeline: see LiveStage)
 };
 
 class LiveStage {
@@ -69,8 +74,14 @@ class LiveStage {
   // Processes one volume as run() would (replay: every volume, in order, none skipped).
   void handle(const LiveVolume& volume, bool analyse);
 
-  // Finishes the current run (its final maps); the next volume starts a new RunPipeline.
+  // Finishes every run being analysed (their final maps); a later volume of one of them starts it again.
   void finish_run();
+
+  // Where the stage learns that a run was closed by its END_OF_RUN (IngestCore::run_ended); unset: runs give their
+  // place up only by going idle. Must not wait for the disk. Set before run().
+  void set_run_ended(std::function<bool(const std::string& run)> ended) { run_ended_ = std::move(ended); }
+  // The clock of the idle rule (steady ns); tests replace it. Set before the first volume.
+  void set_clock(std::function<int64_t()> clock) { clock_ = std::move(clock); }
 
   // With [registration]: the worker that places each run's subject-space ROIs (null without).
   SubjectSpaceSetup* subject_space() { return subject_space_.get(); }
@@ -89,9 +100,47 @@ class LiveStage {
   LiveStageCounters counters() const;
   // Per run, the volumes uploaded but not analysed (a newer one was waiting), in the order skipped.
   std::map<std::string, std::vector<int64_t>> skipped_volumes() const;
+  // The runs recorded but not analysed live (or only in part), with why and how many of their volumes.
+  struct NotAnalysed {
+    std::string reason;
+    int64_t volumes = 0;
+  };
+  std::map<std::string, NotAnalysed> not_analysed_runs() const;
+  // The runs that have a pipeline now.
+  std::vector<std::string> live_runs() const;
 
  private:
-  RunPipeline& pipeline_for(const LiveVolume& v);
+  // A run being analysed: its pipeline and what the stage keeps for it.
+  struct ActiveRun {
+    std::unique_ptr<RunPipeline> pipeline;
+    // Set when the pipeline is built; reported (once) when its first volume has been analysed: how long the set-up and
+    // the first volume took and how many kernel programs had to be built for them.
+    struct FirstVolume {
+      int64_t started_ns = 0;
+      ProgramCacheStats programs;
+    };
+    std::optional<FirstVolume> first_volume;
+    int64_t last_volume_ns = 0;  // clock_() when its newest volume was handed in
+    int64_t skipped_since_sent = 0;
+    bool complete = false;  // its design's last volume was analysed and its final maps written
+  };
+  struct Taken {
+    std::unordered_set<int64_t> indices;  // already handled
+    int64_t newest = -1;
+  };
+
+  // The run's pipeline, built if the run may have one (a free place, or one given up by a closed or idle run); null
+  // when the run is recorded only (then not_analysed_[run] says why).
+  ActiveRun* active_run_for(const LiveVolume& v);
+  // Finishes the run's pipeline (its final maps) and frees its place. With a reason, the run's later volumes (if any)
+  // are recorded only, saying `why`; without one (finish_run), a later volume starts the run again.
+  void retire(const std::string& run, const std::string& why);
+  // Retires the runs that `ended` names (closed by END_OF_RUN before the batch just handled was taken).
+  void retire_ended(const std::vector<std::string>& ended);
+  std::vector<std::string> ended_live_runs() const;
+  void not_analysed(const LiveVolume& v, IngestLatency& latency);
+  void report_first_volume(ActiveRun& active, const std::string& run);
+  LiveCounts live_counts(const Taken& run) const;
 
   Device& device_;
   PipelineConfig config_;
@@ -100,30 +149,21 @@ class LiveStage {
   std::filesystem::path session_dir_;
   LiveOutputs* outputs_;
   std::function<void(const TrResult&)> observer_;
-  std::unique_ptr<SubjectSpaceSetup> subject_space_;  // before pipeline_: outlives it
+  std::unique_ptr<SubjectSpaceSetup> subject_space_;  // before active_: outlives the pipelines
   bool wait_for_rois_ = false;
-  std::unique_ptr<RunPipeline> pipeline_;
-  // Set when a run's pipeline is built; reported (once) when its first volume has been analysed: how long the set-up
-  // and the first volume took and how many kernel programs had to be built for them.
-  struct FirstVolume {
-    int64_t started_ns = 0;
-    ProgramCacheStats programs;
-  };
-  std::optional<FirstVolume> first_volume_;
-  void report_first_volume(const std::string& run);
-  mutable std::mutex skipped_mutex_;
-  std::map<std::string, std::vector<int64_t>> skipped_volumes_;
-  struct Taken {
-    std::unordered_set<int64_t> indices;  // already handled
-    int64_t newest = -1;
-  };
+  std::map<std::string, ActiveRun> active_;       // at most config_.max_live_runs
   std::unordered_map<std::string, Taken> taken_;  // per run
-  LiveCounts live_counts(const Taken& run) const;
+  mutable std::mutex runs_mutex_;                 // guards skipped_volumes_, not_analysed_ and live_names_
+  std::map<std::string, std::vector<int64_t>> skipped_volumes_;
+  std::map<std::string, NotAnalysed> not_analysed_;
+  std::vector<std::string> live_names_;
   std::function<IngestStats()> ingest_stats_;
+  std::function<bool(const std::string&)> run_ended_;
+  std::function<int64_t()> clock_;
   std::string device_label_;
   std::chrono::milliseconds delay_{0};
-  int64_t skipped_since_sent_ = 0;
-  std::atomic<int64_t> received_{0}, uploaded_{0}, analysed_{0}, skipped_{0}, failed_{0}, runs_{0};
+  std::atomic<int64_t> received_{0}, uploaded_{0}, analysed_{0}, skipped_{0}, failed_{0}, runs_{0},
+      not_analysed_count_{0};
 };
 
 }  // namespace rtf::stream

@@ -266,5 +266,35 @@ TEST(DropOldestQueue, ClosedQueueDrainsThenReturnsAtOnce) {
   EXPECT_EQ(q.dropped(), 2);
 }
 
+// With a key (the run), a full queue drops from the run with the most items waiting: a flood of other runs never
+// pushes out the one volume of the run that sends at the scanner's pace.
+TEST(DropOldestQueue, WithAKeyAFloodOfOtherRunsDropsTheirOwnVolumes) {
+  using Item = std::pair<std::string, int>;
+  DropOldestQueue<Item> q(4, [](const Item& i) -> std::string_view { return i.first; });
+  EXPECT_TRUE(q.push({"scan", 0}));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(q.push({"flood-a", i}));
+  for (int i = 0; i < 20; ++i) EXPECT_FALSE(q.push({i % 2 == 0 ? "flood-a" : "flood-b", 100 + i}));
+  EXPECT_EQ(q.dropped(), 20);
+  std::vector<Item> left;
+  while (auto item = q.pop(std::chrono::seconds(0))) left.push_back(*item);
+  ASSERT_EQ(left.size(), 4u);
+  EXPECT_EQ(left[0], Item("scan", 0));  // the oldest item of all survived the flood
+  // The flood runs share the rest; each kept its newest items.
+  EXPECT_EQ(left[3], Item("flood-b", 119));
+  // Ties between runs with as many items: the run whose oldest item is older loses it.
+  DropOldestQueue<Item> tie(2, [](const Item& i) -> std::string_view { return i.first; });
+  tie.push({"a", 0});
+  tie.push({"b", 0});
+  tie.push({"b", 1});  // a and b have one each: a's is older
+  EXPECT_EQ(tie.pop(std::chrono::seconds(0)), Item("b", 0));
+  EXPECT_EQ(tie.pop(std::chrono::seconds(0)), Item("b", 1));
+  // Without a key it is the plain oldest.
+  DropOldestQueue<Item> plain(2);
+  plain.push({"scan", 0});
+  plain.push({"flood", 0});
+  plain.push({"flood", 1});
+  EXPECT_EQ(plain.pop(std::chrono::seconds(0)), Item("flood", 0));
+}
+
 }  // namespace
 }  // namespace rtf::stream
