@@ -5,14 +5,15 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <fstream>
 #include <variant>
 
 #include "core/connectivity/seed.hpp"
+#include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/registration/itk_transform.hpp"
 #include "core/registration/resample.hpp"
 #include "core/registration/subject_space.hpp"
+#include "stream/output/output_failures.hpp"
 
 namespace rtf::stream {
 
@@ -161,21 +162,23 @@ PlacedRois place_rois(const PipelineConfig& config, const ImageHeader& grid, con
 
 void write_placed_rois(const std::filesystem::path& run_dir, const ImageHeader& grid, const PlacedRois& rois,
                        bool atlas_transformed) {
-  std::filesystem::create_directories(run_dir);
+  const std::string what = "ROIs on the EPI grid";
+  std::error_code ec;
+  std::filesystem::create_directories(run_dir, ec);  // a failure shows in each file's error
   ImageHeader h = grid;
   h.num_volumes = 1;
   h.tr_s = 0.0;
   if (atlas_transformed && rois.atlas && !rois.atlas_labels.data().empty()) {
     // The ROIs as the run sees them, for checking and for viewers: the atlas label per voxel, 0 outside.
-    write_nifti(run_dir / "atlas_in_epi.nii.gz", Image(h, rois.atlas_labels.data()), DataType::kInt16);
+    const std::filesystem::path path = run_dir / "atlas_in_epi.nii.gz";
+    write_output(path, what, [&] { write_nifti(path, Image(h, rois.atlas_labels.data()), DataType::kInt16); });
   }
   if (!rois.labels) return;
   const auto n = static_cast<size_t>(grid.voxels_per_volume());
   const RoiLabels& labels = *rois.labels;
   h.num_volumes = static_cast<int64_t>(labels.names.size());
   Image masks(h, 0.0f);
-  std::ofstream tsv(run_dir / "rois_in_epi.tsv");
-  tsv << "volume\tname\tvoxels\n";
+  std::string tsv = "volume\tname\tvoxels\n";
   for (size_t k = 0; k < labels.names.size(); ++k) {
     int64_t count = 0;
     for (size_t v = 0; v < n; ++v) {
@@ -184,9 +187,11 @@ void write_placed_rois(const std::filesystem::path& run_dir, const ImageHeader& 
         ++count;
       }
     }
-    tsv << k << "\t" << labels.names[k] << "\t" << count << "\n";
+    tsv += fmt::format("{}\t{}\t{}\n", k, labels.names[k], count);
   }
-  write_nifti(run_dir / "rois_in_epi.nii.gz", masks, DataType::kUint8);
+  const std::filesystem::path tsv_path = run_dir / "rois_in_epi.tsv", nifti_path = run_dir / "rois_in_epi.nii.gz";
+  write_output(tsv_path, what, [&] { write_text_atomically(tsv_path, tsv); });
+  write_output(nifti_path, what, [&] { write_nifti(nifti_path, masks, DataType::kUint8); });
 }
 
 }  // namespace rtf::stream

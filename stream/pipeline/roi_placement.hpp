@@ -63,7 +63,9 @@ PlacedRois place_rois(const PipelineConfig& config, const ImageHeader& grid, con
                       const std::string& atlas_error, const TemplateGeometry& geometry);
 
 // Writes runs/<run>/atlas_in_epi.nii.gz (int16 labels, when the atlas was placed through a transform),
-// rois_in_epi.nii.gz (one uint8 mask volume per ROI of `labels`) and rois_in_epi.tsv (volume, name, voxels).
+// rois_in_epi.nii.gz (one uint8 mask volume per ROI of `labels`) and rois_in_epi.tsv (volume, name, voxels). Each
+// file that cannot be written is logged and reported to output_failures() (stream/output/output_failures.hpp), the
+// others still written; never throws for a write.
 void write_placed_rois(const std::filesystem::path& run_dir, const ImageHeader& grid, const PlacedRois& rois,
                        bool atlas_transformed);
 

@@ -7,12 +7,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 
 #include "core/connectivity/window.hpp"
 #include "core/design/contrast.hpp"
 #include "core/device/cl_error.hpp"
+#include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
+#include "stream/output/output_failures.hpp"
 
 namespace rtf::stream {
 
@@ -71,12 +72,7 @@ RunPipeline::RunPipeline(Device& device, const PipelineConfig& config, const Ima
     }
     try {
       motion_ = std::make_unique<LiveMotionCorrection>(device, grid_, std::move(m));
-      const std::filesystem::path path = run_dir_ / "motion.tsv";
-      std::error_code ec;
-      const bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
-      motion_log_ = std::fopen(path.c_str(), "ae");
-      if (motion_log_ == nullptr) spdlog::warn("cannot write {}", path.string());
-      if (motion_log_ != nullptr && fresh) std::fputs(motion_tsv_header().c_str(), motion_log_);
+      motion_log_ = std::make_unique<RowFile>(run_dir_ / "motion.tsv", RowFile::Mode::kAppend, motion_tsv_header());
     } catch (const std::invalid_argument& e) {
       spdlog::error("run {}: motion correction off: {}", run_, e.what());
     }
@@ -92,12 +88,9 @@ RunPipeline::RunPipeline(Device& device, const PipelineConfig& config, const Ima
   }
   setup_design();
   if (config_.feedback && !config_.feedback_rois.empty()) {
-    feedback_log_ = std::fopen((run_dir_ / "feedback.tsv").c_str(), "we");
-    if (feedback_log_ != nullptr) {
-      std::string header = "volume\tvalue\tstatus\tcondition";
-      for (const RoiSpec& roi : config_.feedback_rois) header += "\t" + roi.name;
-      std::fputs((header + "\n").c_str(), feedback_log_);
-    }
+    std::string header = "volume\tvalue\tstatus\tcondition";
+    for (const RoiSpec& roi : config_.feedback_rois) header += "\t" + roi.name;
+    feedback_log_ = std::make_unique<RowFile>(run_dir_ / "feedback.tsv", RowFile::Mode::kTruncate, header + "\n");
   }
   if (subject_space_ != nullptr) {
     roi_state_ = RoiState::kAwaitingReference;
@@ -125,10 +118,9 @@ RunPipeline::~RunPipeline() {
   try {
     finish();
   } catch (const std::exception& e) {
-    spdlog::error("run {}: writing the final maps failed: {}", run_, e.what());
+    spdlog::error("run {}: reading the final maps back failed: {}", run_, e.what());
   }
-  if (feedback_log_ != nullptr) std::fclose(feedback_log_);
-  if (motion_log_ != nullptr) std::fclose(motion_log_);
+  // The row files close (checked, logged) with their unique_ptrs.
 }
 
 void RunPipeline::setup_design() {
@@ -247,10 +239,7 @@ TrResult RunPipeline::process(int64_t index) {
     if (r.motion && !r.motion->converged) {
       spdlog::warn("run {} volume {}: motion flagged: {}", run_, index, r.motion->failure);
     }
-    if (r.motion && motion_log_ != nullptr) {
-      std::fputs(motion_tsv_row(index, *r.motion).c_str(), motion_log_);
-      std::fflush(motion_log_);
-    }
+    if (r.motion && motion_log_) motion_log_->append(motion_tsv_row(index, *r.motion));
   }
   if (subject_space_ != nullptr) {
     guarded("subject space", r, [&] { request_subject_space(index); });
@@ -316,19 +305,17 @@ TrResult RunPipeline::process(int64_t index) {
       });
     }
     r.feedback_ns = now_ns();
-    if (feedback_log_ != nullptr) {
+    if (feedback_log_) {
       std::string row = fmt::format("{}\t{}\t{}\t{}", index, r.feedback ? number(r.feedback->value) : "n/a",
                                     r.feedback ? std::string(feedback_status_name(r.feedback->status)) : "off",
                                     r.feedback ? std::string(volume_condition_name(r.feedback->condition)) : "n/a");
       for (double m : r.roi_means) row += "\t" + number(m);
-      std::fputs((row + "\n").c_str(), feedback_log_);
-      std::fflush(feedback_log_);
+      feedback_log_->append(row + "\n");
     }
-  } else if (r.feedback_waits_for_rois && feedback_log_ != nullptr) {
+  } else if (r.feedback_waits_for_rois && feedback_log_) {
     std::string row = fmt::format("{}\tn/a\trois-{}\tn/a", index, r.roi_status);
     for (size_t k = 0; k < config_.feedback_rois.size(); ++k) row += "\tn/a";
-    std::fputs((row + "\n").c_str(), feedback_log_);
-    std::fflush(feedback_log_);
+    feedback_log_->append(row + "\n");
   }
   return r;
 }
@@ -396,34 +383,46 @@ void RunPipeline::finish() {
   finished_ = true;
   auto q = device_.queue();
   const auto n = static_cast<size_t>(voxels_);
+  int failed = 0;  // files not written: each is tried, whatever happened to the others
+  auto map_file = [&](const std::string& name, std::vector<float> data) {
+    const std::filesystem::path path = run_dir_ / name;
+    if (!write_output(path, "run " + run_, [&] { write_map(path, grid_, std::move(data)); })) ++failed;
+  };
   if (cumulative_ && cumulative_->volumes() > 0) {
     const std::vector<float> t = cumulative_->glm().t().read_all(q);
     int k = 0;
     for (const GlmContrast& c : contrasts_) {
       if (c.is_f()) continue;
-      write_map(run_dir_ / fmt::format("glm_cumulative_{}_t.nii.gz", c.name), grid_,
-                std::vector<float>(t.begin() + static_cast<std::ptrdiff_t>(k * n),
-                                   t.begin() + static_cast<std::ptrdiff_t>((k + 1) * n)));
+      map_file(fmt::format("glm_cumulative_{}_t.nii.gz", c.name),
+               std::vector<float>(t.begin() + static_cast<std::ptrdiff_t>(k * n),
+                                  t.begin() + static_cast<std::ptrdiff_t>((k + 1) * n)));
       ++k;
     }
   }
-  if (cca_) write_map(run_dir_ / "cca.nii.gz", grid_, cca_map_.read_all(q));
+  if (cca_) map_file("cca.nii.gz", cca_map_.read_all(q));
   if (seed_) {
-    write_map(run_dir_ / "seed_cumulative_z.nii.gz", grid_, seed_->read(seed_->cumulative_z()));
-    write_map(run_dir_ / "seed_sliding_z.nii.gz", grid_, seed_->read(seed_->sliding_z()));
+    map_file("seed_cumulative_z.nii.gz", seed_->read(seed_->cumulative_z()));
+    map_file("seed_sliding_z.nii.gz", seed_->read(seed_->sliding_z()));
   }
   if (atlas_) {
-    std::ofstream f(run_dir_ / "connectivity_cumulative_r.tsv");
     const RoiSet& rois = atlas_->rois();
-    for (int64_t i = 0; i < rois.size(); ++i) f << (i ? "\t" : "") << rois.regions[static_cast<size_t>(i)].name;
-    f << "\n";
+    std::string text;
+    for (int64_t i = 0; i < rois.size(); ++i) text += (i ? "\t" : "") + rois.regions[static_cast<size_t>(i)].name;
+    text += "\n";
     const Eigen::MatrixXd& m = atlas_->cumulative_r();
     for (Eigen::Index i = 0; i < m.rows(); ++i) {
-      for (Eigen::Index j = 0; j < m.cols(); ++j) f << (j ? "\t" : "") << number(m(i, j));
-      f << "\n";
+      for (Eigen::Index j = 0; j < m.cols(); ++j) text += (j ? "\t" : "") + number(m(i, j));
+      text += "\n";
     }
+    const std::filesystem::path path = run_dir_ / "connectivity_cumulative_r.tsv";
+    if (!write_output(path, "run " + run_, [&] { write_text_atomically(path, text); })) ++failed;
   }
-  spdlog::info("run {}: final maps written to {}", run_, run_dir_.string());
+  if (failed == 0) {
+    spdlog::info("run {}: final maps written to {}", run_, run_dir_.string());
+  } else {
+    spdlog::error("run {}: {} of the final maps and matrices in {} not written (above)", run_, failed,
+                  run_dir_.string());
+  }
 }
 
 }  // namespace rtf::stream

@@ -28,6 +28,7 @@
 #include "core/glm/live_glm.hpp"
 #include "core/motion/live_motion.hpp"
 #include "core/stats/cca.hpp"
+#include "stream/output/row_file.hpp"
 #include "stream/pipeline/pipeline_config.hpp"
 #include "stream/pipeline/roi_placement.hpp"
 #include "stream/pipeline/subject_space_setup.hpp"
@@ -99,7 +100,8 @@ class RunPipeline {
   // Host copies of this TR's maps and matrix into `result` (the corrected volume, the t maps, CCA, seed, R x R).
   void read_maps(TrResult& result);
 
-  // Writes the run's final maps (NIfTI) and matrices (tsv) into the run directory. Idempotent per run.
+  // Writes the run's final maps (NIfTI) and matrices (tsv) into the run directory. Idempotent per run. A file that
+  // cannot be written is logged and reported to output_failures(); the others are still written.
   void finish();
   // Whether `index` is the run's last volume (config volumes), after which finish() can run at once.
   bool is_last(int64_t index) const { return config_.volumes > 0 && index == config_.volumes - 1; }
@@ -155,8 +157,8 @@ class RunPipeline {
   std::unique_ptr<RoiTimeseries> feedback_rois_;
   std::vector<std::string> feedback_roi_names_;
   std::unique_ptr<FeedbackRun> feedback_;
-  std::FILE* feedback_log_ = nullptr;
-  std::FILE* motion_log_ = nullptr;  // runs/<run>/motion.tsv (appended: a restarted server continues it)
+  std::unique_ptr<RowFile> feedback_log_;  // runs/<run>/feedback.tsv
+  std::unique_ptr<RowFile> motion_log_;    // runs/<run>/motion.tsv (appended: a restarted server continues it)
 
   std::vector<int64_t> raw_slots_, analysis_slots_;
   std::vector<std::string> failed_once_;  // stages whose failure was logged at error level already

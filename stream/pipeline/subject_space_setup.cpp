@@ -10,6 +10,7 @@
 #include "core/io/atomic_file.hpp"
 #include "core/registration/itk_transform.hpp"
 #include "core/registration/subject_space.hpp"
+#include "stream/output/output_failures.hpp"
 
 namespace rtf::stream {
 
@@ -235,22 +236,23 @@ void SubjectSpaceSetup::warm_run(const ImageHeader& grid_in) {
 }
 
 void SubjectSpaceSetup::write_session_files(nlohmann::json report) {
-  try {
-    const std::filesystem::path dir = session_dir_ / "subject_space";
-    std::filesystem::create_directories(dir);
-    if (normalization_computed_ && normalization_) {
-      // The T1 -> template result in `rtfmri normalize`'s layout: a later session can take it as
-      // [registration] normalization = ".../subject_space/t1_to_template".
-      const auto start = std::chrono::steady_clock::now();
-      const std::string prefix = (dir / "t1_to_template").string();
-      write_normalization(prefix, *normalization_);
+  // Each file that cannot be written is logged and reported (output_failures); the live path never waits for these.
+  const std::string what = "subject space: the session's transforms";
+  const std::filesystem::path dir = session_dir_ / "subject_space";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);  // a failure shows in each file's error
+  if (normalization_computed_ && normalization_) {
+    // The T1 -> template result in `rtfmri normalize`'s layout: a later session can take it as
+    // [registration] normalization = ".../subject_space/t1_to_template".
+    const auto start = std::chrono::steady_clock::now();
+    const std::string prefix = (dir / "t1_to_template").string();
+    if (write_output(prefix, what, [&] { write_normalization(prefix, *normalization_); })) {
       report["written"] = prefix;
       report["write_seconds"] = seconds_since(start);
     }
-    write_text_atomically(dir / "normalization.json", report.dump(2) + "\n");
-  } catch (const std::exception& e) {
-    spdlog::error("subject space: writing the session's transforms failed: {}", e.what());
   }
+  const std::filesystem::path json = dir / "normalization.json";
+  write_output(json, what, [&] { write_text_atomically(json, report.dump(2) + "\n"); });
 }
 
 std::shared_ptr<SubjectSpaceResult> SubjectSpaceSetup::register_run(const Request& r) {
@@ -291,10 +293,14 @@ std::shared_ptr<SubjectSpaceResult> SubjectSpaceSetup::register_run(const Reques
                                 TemplateGeometry{chain, device_.get(), true});
     });
     timed(steps, "write", [&] {
-      std::filesystem::create_directories(r.run_dir);
+      // For checking and for viewers: a file that cannot be written is reported; the ROIs are used all the same.
+      std::error_code ec;
+      std::filesystem::create_directories(r.run_dir, ec);  // a failure shows in each file's error
       const std::string file = fmt::format("{}_affine.txt", step);
-      write_itk_affine(r.run_dir / file, reg.transform);
-      report["transform"] = file;
+      const std::filesystem::path path = r.run_dir / file;
+      if (write_output(path, "subject space, run " + r.run, [&] { write_itk_affine(path, reg.transform); })) {
+        report["transform"] = file;
+      }
       write_placed_rois(r.run_dir, grid, result->rois, true);
     });
     report["status"] = "ready";
@@ -307,12 +313,11 @@ std::shared_ptr<SubjectSpaceResult> SubjectSpaceSetup::register_run(const Reques
   report["steps"] = steps;
   report["seconds_after_reference"] = result->seconds;
   report["seconds_of_work"] = seconds_since(start);
-  try {
+  const std::filesystem::path json = r.run_dir / "subject_space.json";
+  write_output(json, "subject space, run " + r.run, [&] {
     std::filesystem::create_directories(r.run_dir);
-    write_text_atomically(r.run_dir / "subject_space.json", report.dump(2) + "\n");
-  } catch (const std::exception& e) {
-    spdlog::error("subject space, run {}: cannot write subject_space.json: {}", r.run, e.what());
-  }
+    write_text_atomically(json, report.dump(2) + "\n");
+  });
   if (!result->failure.empty()) {
     if (!stop_ && prepare_failure_.empty()) {  // a failed session set-up was logged once already
       spdlog::error(

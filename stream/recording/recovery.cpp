@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/io/nifti_io.hpp"
+#include "stream/output/output_failures.hpp"
 
 namespace rtf::stream {
 
@@ -111,6 +112,7 @@ RunRecovery build_run_nifti(const std::filesystem::path& run_dir, const JournalC
     write_nifti(out, image, header.source_type);
   } catch (const std::exception& e) {
     result.error = fmt::format("writing {}: {}", out.string(), e.what());
+    output_failures().file_lost(out, result.error);  // the live server's summary and exit status
     return result;
   }
   result.recovered = static_cast<int64_t>(valid.size());
