@@ -43,7 +43,17 @@ int default_image_type(const ParHeader& header) {
 
 namespace {
 
+// A PAR is text of some kB (a whole 4D scan's: a few MB): a larger ".par" is not one, and is not read (issue 35).
+constexpr std::uintmax_t kMaxParBytes = std::uintmax_t{64} << 20;
+
 std::string read_text(const fs::path& file) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(file, ec);
+  if (!ec && size > kMaxParBytes) {
+    throw ParError(
+        file.string(), 0,
+        fmt::format("{} bytes: not a PAR header (a PAR is text of at most {} MiB)", size, kMaxParBytes >> 20));
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ParRecIncomplete(file, "cannot open the PAR file (not written yet?)", 0, 0);
   std::ostringstream text;

@@ -58,7 +58,7 @@ int default_image_type(const ParHeader& header);
 // Throws ParRecIncomplete (see above), or ParError for a malformed pair: unknown image type asked for, more than one
 // image per slice of the kept type (several dynamics or echoes), missing or repeated slices, sizes or bit depth that
 // vary, pixel bits other than 8 or 16, unknown slice orientation, missing "Off Centre midslice", a REC longer than
-// the PAR describes.
+// the PAR describes, a "PAR" of more than 64 MiB (not read: no PAR is that large).
 DicomVolume par_rec_volume(const std::filesystem::path& par, const ParRecOptions& options = {});
 
 }  // namespace rtf::dicom

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <new>
 
 #include "scanner/assemble/enhanced_volume.hpp"
 #include "scanner/assemble/par_rec_volume.hpp"
@@ -109,6 +110,10 @@ AddResult SeriesAssembler::add(const fs::path& file) {
     return add_dicom(file);
   } catch (const DicomIncomplete& e) {  // from a reader past the header (the pixels cut short)
     return with_status(AddResult::Status::kIncomplete, e.what());
+  } catch (const std::bad_alloc& e) {  // GDCM's or ours: a volume too large for the memory left (or a memory limit)
+    return with_status(
+        AddResult::Status::kSkipped,
+        fmt::format("{}: out of memory reading it or assembling its volume ({})", file.string(), e.what()));
   } catch (const std::exception& e) {  // the readers' errors name the file
     return with_status(AddResult::Status::kSkipped, e.what());
   }

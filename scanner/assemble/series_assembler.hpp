@@ -5,7 +5,8 @@
 // ("series-013"); a series that starts again (a volume index seen before arriving as another SOP instance) becomes a
 // new run ("series-013-2"). Files that are not MR images, do not fit --format/--series, or cannot be decoded are
 // skipped with a reason; a file that looks like DICOM but cannot be read yet (half-written) is reported incomplete so
-// that the watcher can offer it again. Nothing here throws for a bad file.
+// that the watcher can offer it again. Nothing here throws for a bad file; running out of memory (a volume too large
+// for a memory limit) skips the file with a reason naming it.
 #pragma once
 
 #include <cstdint>

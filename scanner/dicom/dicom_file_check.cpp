@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <iterator>
 #include <string_view>
-#include <vector>
+
+#include "scanner/dicom/file_window.hpp"
 
 namespace rtf::dicom {
 
@@ -44,30 +44,49 @@ char printable(char c) {
   return std::isprint(static_cast<unsigned char>(c)) != 0 ? c : '?';
 }
 
+// The bytes [pos, pos + count) of the file (count <= FileWindow::kMaxSpan), which the caller checked lie within its
+// size: a file that no longer holds them was cut short while it was read (a console rewriting it).
+const unsigned char* bytes_at(FileWindow& file, size_t pos, size_t count) {
+  const unsigned char* p = file.at(pos, count);
+  if (p == nullptr) throw Truncated{fmt::format("the file could not be read at byte {} (cut short meanwhile?)", pos)};
+  return p;
+}
+
+uint16_t u16_at(FileWindow& file, size_t pos, bool big) {
+  const unsigned char* b = bytes_at(file, pos, 2);
+  return big ? static_cast<uint16_t>(b[0] << 8 | b[1]) : static_cast<uint16_t>(b[0] | b[1] << 8);
+}
+
+uint32_t u32_at(FileWindow& file, size_t pos, bool big) {
+  return big ? (uint32_t{u16_at(file, pos, true)} << 16 | u16_at(file, pos + 2, true))
+             : (uint32_t{u16_at(file, pos, false)} | uint32_t{u16_at(file, pos + 2, false)} << 16);
+}
+
+std::string text_at(FileWindow& file, size_t pos, size_t count) {
+  return {reinterpret_cast<const char*>(bytes_at(file, pos, count)), count};
+}
+
+// Walks the elements through the file's window: only tags, VRs and lengths are read, values are skipped over.
 class Walker {
  public:
-  Walker(const std::vector<unsigned char>& bytes, bool explicit_vr, bool big_endian)
-      : b_(bytes), explicit_vr_(explicit_vr), big_endian_(big_endian) {}
+  Walker(FileWindow& file, bool explicit_vr, bool big_endian)
+      : f_(file), size_(static_cast<size_t>(file.size())), explicit_vr_(explicit_vr), big_endian_(big_endian) {}
 
   // Elements from `pos` to the end of the file (the top-level data set).
   void top_level(size_t pos) {
-    while (pos < b_.size()) pos = element(pos, 0, explicit_vr_, nullptr);
+    while (pos < size_) pos = element(pos, 0, explicit_vr_, nullptr);
   }
   bool saw_pixel_data() const { return pixel_data_; }
+  uint64_t native_pixel_bytes() const { return native_pixel_bytes_; }
 
  private:
   void need(size_t pos, size_t count, const char* what) const {
-    if (pos + count > b_.size()) {
-      throw Truncated{fmt::format("the file ends inside {} at byte {} of {}", what, b_.size(), pos + count)};
+    if (pos + count > size_) {
+      throw Truncated{fmt::format("the file ends inside {} at byte {} of {}", what, size_, pos + count)};
     }
   }
-  uint16_t u16(size_t pos, bool big) const {
-    return big ? static_cast<uint16_t>(b_[pos] << 8 | b_[pos + 1]) : static_cast<uint16_t>(b_[pos] | b_[pos + 1] << 8);
-  }
-  uint32_t u32(size_t pos, bool big) const {
-    return big ? (uint32_t{u16(pos, true)} << 16 | u16(pos + 2, true))
-               : (uint32_t{u16(pos, false)} | uint32_t{u16(pos + 2, false)} << 16);
-  }
+  uint16_t u16(size_t pos, bool big) const { return u16_at(f_, pos, big); }
+  uint32_t u32(size_t pos, bool big) const { return u32_at(f_, pos, big); }
   uint32_t tag(size_t pos, bool big) const { return uint32_t{u16(pos, big)} << 16 | u16(pos + 2, big); }
 
   // One element at `pos` in a data set encoded with `explicit_vr`; returns the position after it. Sets *end_tag when
@@ -82,11 +101,13 @@ class Walker {
       return pos + 8;
     }
     if (t == kItem) throw Malformed{fmt::format("an item outside any sequence at byte {}", pos)};
+    std::string vr_text;
     std::string_view vr;
     size_t header = 8;
     uint32_t length = 0;
     if (explicit_vr) {
-      vr = std::string_view(reinterpret_cast<const char*>(&b_[pos + 4]), 2);
+      vr_text = text_at(f_, pos + 4, 2);
+      vr = vr_text;
       // GDCM reads an unknown VR's length differently (4 bytes from the VR on) and may allocate gigabytes for it.
       if (!known_vr(vr)) {
         throw Malformed{fmt::format("element ({:04X},{:04X}) at byte {} has VR '{}{}', not a DICOM VR", t >> 16,
@@ -106,7 +127,10 @@ class Walker {
       length = u32(pos + 4, big);
     }
     const size_t value = pos + header;
-    if (t == kPixelData && depth == 0) pixel_data_ = true;
+    if (t == kPixelData && depth == 0) {
+      pixel_data_ = true;
+      if (length != kUndefined) native_pixel_bytes_ = length;
+    }
     if (length != kUndefined) {
       need(value, length, fmt::format("element ({:04X},{:04X})", t >> 16, t & 0xFFFF).c_str());
       // GDCM parses the items of a defined-length sequence too (an SQ, or an implicit VR or UN value that starts with
@@ -204,37 +228,67 @@ class Walker {
     }
   }
 
-  const std::vector<unsigned char>& b_;
+  FileWindow& f_;
+  size_t size_;
   bool explicit_vr_, big_endian_;
   bool pixel_data_ = false;
+  uint64_t native_pixel_bytes_ = 0;
 };
 
-DicomFileCheck result(DicomFileCheck::Status status, const std::string& why) {
-  return {status, why, {}};
+DicomFileCheck result(DicomFileCheck::Status status, const std::string& why, const std::string& syntax = {}) {
+  DicomFileCheck r;
+  r.status = status;
+  r.reason = why;
+  r.transfer_syntax = syntax;
+  return r;
 }
 
-}  // namespace
+// The file meta group from byte 132 (explicit VR little endian, always): its TransferSyntaxUID in *syntax; returns the
+// position after the group.
+size_t meta_group(FileWindow& file, std::string& syntax) {
+  const size_t size = static_cast<size_t>(file.size());
+  size_t pos = 132;
+  while (pos + 8 <= size) {
+    const unsigned char* b = bytes_at(file, pos, 8);
+    if (b[0] != 0x02 || b[1] != 0x00) break;
+    const uint16_t element = static_cast<uint16_t>(b[2] | b[3] << 8);
+    const std::string vr = text_at(file, pos + 4, 2);
+    if (!known_vr(vr)) {  // GDCM asserts on it
+      throw Malformed{fmt::format("meta element (0002,{:04X}) has VR '{}{}', not a DICOM VR", element, printable(vr[0]),
+                                  printable(vr[1]))};
+    }
+    const bool long_form = long_form_vr(vr);
+    if (long_form && pos + 12 > size) throw Truncated{"the file ends inside its meta information"};
+    const uint32_t length = long_form ? u32_at(file, pos + 8, false) : u16_at(file, pos + 6, false);
+    const size_t value = pos + (long_form ? 12 : 8);
+    if (length == kUndefined || value + length > size) throw Truncated{"the file ends inside its meta information"};
+    if (element == 0x0010) {
+      // A UID has at most 64 characters: a longer "syntax" is read as far as that, and matches none.
+      syntax = text_at(file, value, std::min<size_t>(length, 80));
+      while (!syntax.empty() && (syntax.back() == '\0' || syntax.back() == ' ')) syntax.pop_back();
+    }
+    pos = value + length;
+  }
+  return pos;
+}
 
-DicomFileCheck check_dicom_file(const std::filesystem::path& path) {
+// The first bytes say whether the file can be DICOM at all: a part-10 preamble and marker, or a bare data set starting
+// with a group 0008 element. Anything else is decided on these bytes alone, whatever the file's size.
+DicomFileCheck walk(FileWindow& file) {
   using Status = DicomFileCheck::Status;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return result(Status::kNotDicom, "cannot be opened");
-  std::vector<unsigned char> bytes(static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)));
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  bytes.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));  // it may have shrunk meanwhile
-  const bool part10 = bytes.size() >= 132 && std::string_view(reinterpret_cast<const char*>(&bytes[128]), 4) == "DICM";
-  const bool bare = !part10 && bytes.size() >= 8 && bytes[0] == 0x08 && bytes[1] == 0x00;
+  const size_t size = static_cast<size_t>(file.size());
+  const size_t head_size = std::min<size_t>(size, 132);
+  const std::string head = head_size == 0 ? std::string() : text_at(file, 0, head_size);
+  const bool part10 = head.size() == 132 && head.compare(128, 4, "DICM") == 0;
+  const bool bare = !part10 && head.size() >= 8 && head[0] == 0x08 && head[1] == 0x00;
   if (!part10 && !bare) {
     // Shorter than preamble + marker: a file still being written (the preamble is zeros, or GE's binary header), unless
     // it is text (a note, a log, a JSON sidecar) or the marker's place holds something else.
-    const bool text = !bytes.empty() && std::all_of(bytes.begin(), bytes.end(), [](unsigned char c) {
-      return std::isprint(c) != 0 || std::isspace(c) != 0;
+    const bool text = !head.empty() && std::all_of(head.begin(), head.end(), [](char c) {
+      return std::isprint(static_cast<unsigned char>(c)) != 0 || std::isspace(static_cast<unsigned char>(c)) != 0;
     });
-    const bool marker_so_far =
-        bytes.size() <= 128 || std::string_view("DICM").starts_with(
-                                   std::string_view(reinterpret_cast<const char*>(&bytes[128]), bytes.size() - 128));
-    if (bytes.size() < 132 && !text && marker_so_far) {
+    const bool marker_so_far = head.size() <= 128 || std::string_view("DICM").starts_with(head.substr(128));
+    if (head.size() < 132 && !text && marker_so_far) {
       return result(Status::kTruncated, "shorter than a DICOM preamble (still being written?)");
     }
     return result(Status::kNotDicom, "not a DICOM file (no DICM marker)");
@@ -244,50 +298,39 @@ DicomFileCheck check_dicom_file(const std::filesystem::path& path) {
     size_t pos = 0;
     bool explicit_vr = true, big_endian = false;
     if (part10) {
-      // The file meta group: explicit VR little endian, always.
-      pos = 132;
-      while (pos + 8 <= bytes.size() && bytes[pos] == 0x02 && bytes[pos + 1] == 0x00) {
-        const size_t start = pos;
-        const uint16_t element = static_cast<uint16_t>(bytes[pos + 2] | bytes[pos + 3] << 8);
-        const std::string_view vr(reinterpret_cast<const char*>(&bytes[pos + 4]), 2);
-        if (!known_vr(vr)) {  // GDCM asserts on it
-          throw Malformed{fmt::format("meta element (0002,{:04X}) has VR '{}{}', not a DICOM VR", element,
-                                      printable(vr[0]), printable(vr[1]))};
-        }
-        const bool long_form = long_form_vr(vr);
-        if (long_form && pos + 12 > bytes.size()) throw Truncated{"the file ends inside its meta information"};
-        const uint32_t length = long_form ? static_cast<uint32_t>(bytes[pos + 8] | bytes[pos + 9] << 8 |
-                                                                  bytes[pos + 10] << 16 | bytes[pos + 11] << 24)
-                                          : static_cast<uint32_t>(bytes[pos + 6] | bytes[pos + 7] << 8);
-        const size_t value = start + (long_form ? 12 : 8);
-        if (length == kUndefined || value + length > bytes.size()) {
-          throw Truncated{"the file ends inside its meta information"};
-        }
-        if (element == 0x0010) {
-          syntax.assign(reinterpret_cast<const char*>(&bytes[value]), length);
-          while (!syntax.empty() && (syntax.back() == '\0' || syntax.back() == ' ')) syntax.pop_back();
-        }
-        pos = value + length;
-      }
-      if (pos + 8 > bytes.size()) throw Truncated{"the file ends after its meta information"};
+      pos = meta_group(file, syntax);
+      if (pos + 8 > size) throw Truncated{"the file ends after its meta information"};
       // Without one, GDCM guesses the encoding (big endian, say) and may allocate what its lengths then say.
       if (syntax.empty())
         throw Malformed{"no TransferSyntaxUID (0002,0010) in a file meta group after its DICM marker"};
-      if (syntax == "1.2.840.10008.1.2.1.99") return {Status::kComplete, {}, syntax};  // deflated: GDCM inflates it
+      if (syntax == "1.2.840.10008.1.2.1.99") return result(Status::kComplete, {}, syntax);  // deflated: GDCM inflates
       explicit_vr = syntax != "1.2.840.10008.1.2";
       big_endian = syntax == "1.2.840.10008.1.2.2";
     } else {
-      explicit_vr = std::isupper(bytes[4]) != 0 && std::isupper(bytes[5]) != 0;
+      explicit_vr = std::isupper(static_cast<unsigned char>(head[4])) != 0 &&
+                    std::isupper(static_cast<unsigned char>(head[5])) != 0;
     }
-    Walker walker(bytes, explicit_vr, big_endian);
+    Walker walker(file, explicit_vr, big_endian);
     walker.top_level(pos);
     if (!walker.saw_pixel_data()) throw Truncated{"the file ends before its pixel data"};
+    DicomFileCheck complete = result(Status::kComplete, {}, syntax);
+    complete.native_pixel_bytes = walker.native_pixel_bytes();
+    return complete;
   } catch (const Truncated& t) {
-    return {Status::kTruncated, t.what, syntax};
+    return result(Status::kTruncated, t.what, syntax);
   } catch (const Malformed& m) {
-    return {Status::kMalformed, m.what, syntax};
+    return result(Status::kMalformed, m.what, syntax);
   }
-  return {Status::kComplete, {}, syntax};
+}
+
+}  // namespace
+
+DicomFileCheck check_dicom_file(const std::filesystem::path& path) {
+  FileWindow file(path);
+  if (!file.ok()) return result(DicomFileCheck::Status::kNotDicom, "cannot be opened: " + file.error());
+  DicomFileCheck check = walk(file);
+  check.bytes_read = file.bytes_read();
+  return check;
 }
 
 }  // namespace rtf::dicom

@@ -23,12 +23,17 @@ struct DicomFileCheck {
     kMalformed,  // a structure no writer produces (delimiters out of place, nesting deeper than 64, unknown VRs)
   };
   Status status = Status::kComplete;
-  std::string reason;           // for every status but kComplete (without the file's name)
-  std::string transfer_syntax;  // the file meta group's TransferSyntaxUID, where the walk got that far
+  std::string reason;               // for every status but kComplete (without the file's name)
+  std::string transfer_syntax;      // the file meta group's TransferSyntaxUID, where the walk got that far
+  uint64_t bytes_read = 0;          // what the check read of the file (scanner/dicom/file_window.hpp)
+  uint64_t native_pixel_bytes = 0;  // the length of native (not encapsulated) pixel data; 0 for encapsulated
   bool complete() const { return status == Status::kComplete; }
 };
 
-// Reads the whole file. A deflated transfer syntax cannot be walked without inflating: reported complete.
+// Reads only what the walk looks at (tags, VRs, lengths; never a value but the TransferSyntaxUID), through
+// scanner/dicom/file_window.hpp: a file that is not DICOM costs its first 512 bytes, whatever its size, and a DICOM
+// file its header (the pixel data are skipped over). A deflated transfer syntax cannot be walked without inflating:
+// reported complete.
 DicomFileCheck check_dicom_file(const std::filesystem::path& path);
 
 }  // namespace rtf::dicom

@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "scanner/dicom/csa_check.hpp"
@@ -70,17 +71,23 @@ std::vector<double> csa_numbers(gdcm::CSAHeader& csa, const char* name, std::str
 
 }  // namespace
 
-void require_whole_dicom_file(const std::filesystem::path& path) {
-  const DicomFileCheck check = check_dicom_file(path);
+DicomFileCheck require_whole_dicom_file(const std::filesystem::path& path) {
+  DicomFileCheck check = check_dicom_file(path);
   if (check.status == DicomFileCheck::Status::kTruncated) throw DicomIncomplete(path, check.reason);
   if (!check.complete()) throw DicomError(path, check.reason);
+  return check;
+}
+
+bool read_up_to_pixel_data(gdcm::Reader& reader) {
+  const gdcm::Tag pixel_data(0x7FE0, 0x0010);
+  return reader.ReadUpToTag(pixel_data, std::set<gdcm::Tag>{pixel_data});
 }
 
 DicomHeader read_dicom_header(const std::filesystem::path& path) {
   require_whole_dicom_file(path);
   gdcm::Reader reader;
   reader.SetFileName(path.c_str());
-  if (!reader.ReadUpToTag(gdcm::Tag(0x7FE0, 0x0010))) {
+  if (!read_up_to_pixel_data(reader)) {
     const std::string syntax = check_dicom_file(path).transfer_syntax;
     throw DicomError(path, syntax.empty() ? "not a readable DICOM file"
                                           : fmt::format("not a DICOM file GDCM can read (transfer syntax {})", syntax));

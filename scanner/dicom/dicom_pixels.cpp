@@ -5,8 +5,11 @@
 #include <gdcmImageReader.h>
 #include <gdcmReader.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "scanner/dicom/dicom_header.hpp"
 
@@ -26,12 +29,18 @@ void convert(const std::vector<char>& buffer, std::vector<float>& out, double sl
 }
 
 // GDCM's ImageReader asserts (aborting the process) on SamplesPerPixel > 4 and reads the image pixel module's US
-// fields without checking their length: read them first, GDCM's plain Reader stopping before group 0028 ends.
-void require_sane_pixel_module(const std::filesystem::path& path) {
+// fields without checking their length: read them first, GDCM's plain Reader stopping before group 0028 ends. Returns
+// the bytes of native pixel data that Rows x Columns x NumberOfFrames x BitsAllocated / 8 make (0 where one is absent).
+uint64_t require_sane_pixel_module(const std::filesystem::path& path) {
   gdcm::Reader reader;
   reader.SetFileName(path.c_str());
-  if (!reader.ReadUpToTag(gdcm::Tag(0x0028, 0x0104))) throw DicomError(path, "not a readable DICOM image");
+  // GDCM reads the value of the element it stops at: where that is the pixel data, they are skipped over.
+  const gdcm::Tag pixel_data(0x7FE0, 0x0010);
+  if (!reader.ReadUpToTag(gdcm::Tag(0x0028, 0x0104), std::set<gdcm::Tag>{pixel_data})) {
+    throw DicomError(path, "not a readable DICOM image");
+  }
   const gdcm::DataSet& data = reader.GetFile().GetDataSet();
+  uint64_t rows = 0, columns = 0, bits = 0;
   for (const uint16_t element : {0x0002, 0x0006, 0x0010, 0x0011, 0x0100, 0x0101, 0x0102, 0x0103}) {
     const gdcm::Tag tag(0x0028, element);
     if (!data.FindDataElement(tag) || data.GetDataElement(tag).IsEmpty()) continue;
@@ -39,6 +48,11 @@ void require_sane_pixel_module(const std::filesystem::path& path) {
     if (value == nullptr || value->GetLength() != 2) {
       throw DicomError(path, fmt::format("(0028,{:04X}) is not one 2-byte number", element));
     }
+    uint16_t number = 0;
+    std::memcpy(&number, value->GetPointer(), 2);  // as stored: little endian (the caller skips big-endian files)
+    if (element == 0x0010) rows = number;
+    if (element == 0x0011) columns = number;
+    if (element == 0x0100) bits = number;
     if (element == 0x0002) {
       uint16_t samples = 0;
       std::memcpy(&samples, value->GetPointer(), 2);
@@ -47,13 +61,30 @@ void require_sane_pixel_module(const std::filesystem::path& path) {
       }
     }
   }
+  uint64_t frames = 1;
+  const gdcm::Tag frames_tag(0x0028, 0x0008);
+  if (data.FindDataElement(frames_tag) && data.GetDataElement(frames_tag).GetByteValue() != nullptr) {
+    const gdcm::ByteValue* text = data.GetDataElement(frames_tag).GetByteValue();
+    const std::string digits(text->GetPointer(), std::min<size_t>(text->GetLength(), 12));
+    frames = std::max<uint64_t>(1, std::strtoull(digits.c_str(), nullptr, 10));
+  }
+  return rows * columns * frames * ((bits + 7) / 8);
 }
 
 }  // namespace
 
 DicomPixels read_dicom_pixels(const std::filesystem::path& path, PixelValues values) {
-  require_whole_dicom_file(path);
-  require_sane_pixel_module(path);
+  const DicomFileCheck check = require_whole_dicom_file(path);
+  const uint64_t native_needed = require_sane_pixel_module(path);
+  // GDCM reads the whole pixel data element: native data far longer than the image needs are refused unread (issue
+  // 35: what a file costs is what its image needs, whatever the file's size).
+  const bool big_endian = check.transfer_syntax == "1.2.840.10008.1.2.2";  // retired; its numbers read swapped here
+  if (!big_endian && native_needed > 0 && check.native_pixel_bytes > 2 * native_needed + (uint64_t{1} << 20)) {
+    throw DicomError(path,
+                     fmt::format("its pixel data hold {} bytes, far more than the {} its Rows, Columns, frames and "
+                                 "BitsAllocated need: not read",
+                                 check.native_pixel_bytes, native_needed));
+  }
   gdcm::ImageReader reader;
   reader.SetFileName(path.c_str());
   if (!reader.Read()) throw DicomError(path, "not a readable DICOM image");

@@ -144,7 +144,7 @@ EnhancedFrames read_enhanced_frames(const std::filesystem::path& path, const Dic
   }
   gdcm::Reader reader;
   reader.SetFileName(path.c_str());
-  if (!reader.ReadUpToTag(gdcm::Tag(0x7FE0, 0x0010))) throw DicomError(path, "not a readable DICOM file");
+  if (!read_up_to_pixel_data(reader)) throw DicomError(path, "not a readable DICOM file");
   const gdcm::DataSet& top = reader.GetFile().GetDataSet();
   gdcm::StringFilter filter;
   filter.SetFile(reader.GetFile());

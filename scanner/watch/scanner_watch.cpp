@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <new>
 #include <stdexcept>
 
 #include "stream/sender/volume_encoding.hpp"
@@ -84,6 +85,12 @@ void ScannerWatch::send(dicom::AssembledVolume&& v, VolumeTimes times) {
   times_[key] = times;
 }
 
+void ScannerWatch::note_skipped(ScannerWatchReport& report, const std::string& reason) {
+  ++report.skipped;
+  report.skip_reasons.push_back(reason);
+  spdlog::warn("skipped: {}", reason);
+}
+
 void ScannerWatch::note_acknowledged(ScannerWatchReport& report) {
   const auto& acked = sender_.acknowledged();
   const int64_t now = stream::steady_now_ns();
@@ -139,8 +146,7 @@ ScannerWatchReport ScannerWatch::run() {
           watcher_.retry_later(file);
           break;
         case dicom::AddResult::Status::kSkipped:
-          ++report.skipped;
-          spdlog::warn("skipped: {}", r.reason);
+          note_skipped(report, r.reason);
           break;
         case dicom::AddResult::Status::kDuplicate:
           ++report.duplicates;
@@ -148,12 +154,17 @@ ScannerWatchReport ScannerWatch::run() {
           break;
       }
       for (auto& volume : r.volumes) {
+        const std::string run = volume.run;
+        const int64_t index = volume.index;
+        const std::string first_file = volume.files.empty() ? file.string() : volume.files.front().string();
         try {
           send(std::move(volume), VolumeTimes{ready_ns, assembled_ns, 0, 0});
           ++report.volumes;
+        } catch (const std::bad_alloc& e) {  // encoding a volume too large for the memory left
+          note_skipped(report, fmt::format("{} volume {} (from {}): out of memory encoding it ({})", run, index,
+                                           first_file, e.what()));
         } catch (const std::exception& e) {
-          ++report.skipped;
-          spdlog::warn("skipped: {}", e.what());
+          note_skipped(report, e.what());
         }
       }
     }

@@ -45,12 +45,13 @@ struct ScannerWatchOptions {
 };
 
 struct ScannerWatchReport {
-  int64_t files = 0;       // files the watcher reported complete
-  int64_t volumes = 0;     // volumes sent
-  int64_t acked = 0;       // volumes acknowledged
-  int64_t skipped = 0;     // files skipped (each logged with its reason)
-  int64_t duplicates = 0;  // files that repeated an instance already used
-  int64_t retries = 0;     // files offered again after they could not be read yet
+  int64_t files = 0;                      // files the watcher reported complete
+  int64_t volumes = 0;                    // volumes sent
+  int64_t acked = 0;                      // volumes acknowledged
+  int64_t skipped = 0;                    // files (or volumes) skipped, each logged with its reason
+  std::vector<std::string> skip_reasons;  // those reasons, in order (each names its file or volume)
+  int64_t duplicates = 0;                 // files that repeated an instance already used
+  int64_t retries = 0;                    // files offered again after they could not be read yet
   std::vector<std::string> runs_closed;
   std::vector<std::string> runs_left_open;  // with the reason
   std::vector<std::string> failures;        // volumes the sender gave up
@@ -78,6 +79,7 @@ class ScannerWatch {
   void send(dicom::AssembledVolume&& volume, VolumeTimes times);
   void close_run(const std::string& run, RunState& state, ScannerWatchReport& report);
   void note_acknowledged(ScannerWatchReport& report);
+  static void note_skipped(ScannerWatchReport& report, const std::string& reason);
 
   ScannerWatchOptions options_;
   FolderWatcher watcher_;

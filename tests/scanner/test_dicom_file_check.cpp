@@ -4,7 +4,9 @@
 // complete; every one of them cut short — at each of the first 1,500 bytes and at 400 places through the rest — is
 // truncated (never complete), and read_dicom_header on the cut file throws DicomIncomplete instead of letting GDCM
 // abort the process; a text file is not DICOM; a stray item delimiter is malformed; the RLE file decodes to the
-// original's pixels.
+// original's pixels. File size never matters (issue 35): an 8 GiB file that is not DICOM costs the check its first
+// 512 bytes, and pyneal's GE slice whose pixel data claim 3.75 GiB (a sparse file) costs it under 256 kB and is refused
+// by the pixel reader, under an address-space ceiling of 1 GiB, before GDCM reads them.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include "scanner/dicom/dicom_file_check.hpp"
 #include "scanner/dicom/dicom_header.hpp"
 #include "scanner/dicom/dicom_pixels.hpp"
+#include "tests/support/address_space_limit.hpp"
 #include "tests/support/data_paths.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -121,6 +124,53 @@ TEST(DicomFileCheck, TextIsNotDicomAndAStrayDelimiterIsMalformed) {
   const DicomFileCheck c = check_dicom_file(bad);
   EXPECT_EQ(c.status, Status::kMalformed) << c.reason;
   EXPECT_THROW(read_dicom_header(bad), DicomError);
+}
+
+TEST(DicomFileCheck, AHugeFileThatIsNotDicomCostsItsFirstBytes) {
+  const test::TempDir work;
+  const fs::path huge = work.path() / "scanner_console_dump.raw";
+  std::ofstream(huge).put('x');
+  fs::resize_file(huge, uint64_t{8} << 30);                  // sparse: costs no disk
+  const test::AddressSpaceLimit ceiling(uint64_t{1} << 30);  // reading it whole fails, not takes 8 GB
+  const DicomFileCheck c = check_dicom_file(huge);
+  EXPECT_EQ(c.status, Status::kNotDicom) << c.reason;
+  EXPECT_LE(c.bytes_read, 512u);
+  try {
+    read_dicom_header(huge);
+    ADD_FAILURE() << "read_dicom_header took an 8 GiB file of zeros for DICOM";
+  } catch (const DicomError& e) {
+    EXPECT_NE(std::string(e.what()).find(huge.string() + ": not a DICOM file"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DicomFileCheck, HugePixelDataAreSkippedOverAndNeverRead) {
+  const auto file = test::shared_data("scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1");
+  if (!file) GTEST_SKIP() << test::missing_shared_data("scanner/pyneal_GE");
+  const test::TempDir work;
+  std::vector<char> bytes = bytes_of(*file);
+  // The pixel data element (7FE0,0010) OW, the last one: its length made 3.75 GiB, the file extended to hold it.
+  const std::string pixel_tag("\xE0\x7F\x10\x00OW\0\0", 8);
+  const size_t at = std::string(bytes.begin(), bytes.end()).rfind(pixel_tag);
+  ASSERT_NE(at, std::string::npos);
+  const uint32_t length = 0xF0000000u;
+  for (int k = 0; k < 4; ++k) bytes[at + 8 + static_cast<size_t>(k)] = static_cast<char>(length >> (8 * k) & 0xFF);
+  const fs::path huge = work.path() / "huge_pixels.dcm";
+  write_bytes(huge, bytes, bytes.size());
+  fs::resize_file(huge, at + 12 + length);
+  const test::AddressSpaceLimit ceiling(uint64_t{1} << 30);  // reading the pixel data fails, not takes 3.75 GB
+  const DicomFileCheck c = check_dicom_file(huge);
+  EXPECT_TRUE(c.complete()) << c.reason;
+  EXPECT_EQ(c.native_pixel_bytes, length);
+  EXPECT_LT(c.bytes_read, 256u << 10);
+  EXPECT_EQ(read_dicom_header(huge).plane.rows, read_dicom_header(*file).plane.rows);
+  try {
+    read_dicom_pixels(huge);
+    ADD_FAILURE() << "3.75 GiB of pixel data read for a single slice";
+  } catch (const DicomError& e) {
+    EXPECT_NE(std::string(e.what()).find(huge.string() + ": its pixel data hold 4026531840 bytes, far more"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 // and by polling; Philips PAR/REC
 // pairs, each half arriving separately, make the volumes par_rec_volume makes (dcm2niix's, test_par_rec_volume); a
 // watch restarted over a folder it had half sent loses and repeats nothing; a series started again becomes a second
-// run.
+// run; a file of 8 GiB that is not DICOM costs the watch its first bytes, not its size (issue 35).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -24,6 +24,7 @@
 #include "scanner/dicom/dicom_writer.hpp"
 #include "scanner/watch/scanner_watch.hpp"
 #include "sim/dicom/dicom_series_sim.hpp"
+#include "tests/support/address_space_limit.hpp"
 #include "tests/support/data_paths.hpp"
 #include "tests/support/dcm2niix.hpp"
 #include "tests/support/eventually.hpp"
@@ -135,6 +136,37 @@ TEST(ScannerWatch, SendsRealSiemensAndGeSeriesAsDcm2niixMakesThem) {
     test::expect_same_volume(siemens_mine.extract_volume(t), siemens_theirs, t);
   }
   EXPECT_NEAR(ge_mine.header().tr_s, 1.0, 1e-9);
+}
+
+// An 8 GiB file that is not DICOM (sparse: no disk), moved into the folder before pyneal's real mosaics arrive, under
+// an address-space ceiling 2 GiB above what the process uses (reading it whole cannot fit): it is skipped as not
+// DICOM, the reason naming it, and the three volumes still arrive as one closed run.
+TEST(ScannerWatch, AHugeFileThatIsNotDicomIsSkippedAndTheVolumesStillArrive) {
+  const std::string siemens_first = "scanner/pyneal_Siemens/funcData/001_000013_000001.dcm";
+  const auto siemens = test::shared_data(siemens_first);
+  if (!siemens) GTEST_SKIP() << test::missing_shared_data(siemens_first);
+  const test::TempDir tmp;
+  const fs::path exported = tmp.path() / "export";
+  fs::create_directories(exported);
+  const fs::path huge = tmp.path() / "console_dump.raw";
+  std::ofstream(huge).put('x');
+  fs::resize_file(huge, uint64_t{8} << 30);
+  std::vector<fs::path> mosaics;
+  for (const auto& e : fs::directory_iterator(siemens->parent_path())) mosaics.push_back(e.path());
+  std::sort(mosaics.begin(), mosaics.end());
+  test::IngestServer server(tmp.path() / "server");
+  zmq::context_t context(1);
+  const test::AddressSpaceLimit ceiling(uint64_t{2} << 30);
+  RunningWatch watch(watch_options(exported, server.endpoint(), 3), context);
+  fs::rename(huge, exported / huge.filename());  // complete when it appears
+  for (const fs::path& mosaic : mosaics) write_in_pieces(mosaic, exported / mosaic.filename());
+  ASSERT_TRUE(test::eventually([&] { return server.core().stats().runs_closed >= 1; }));
+  const ScannerWatchReport report = watch.finish();
+  EXPECT_EQ(report.volumes, 3);
+  EXPECT_EQ(report.runs_closed, std::vector<std::string>{"series-013"});
+  ASSERT_EQ(report.skip_reasons.size(), 1u);
+  EXPECT_NE(report.skip_reasons[0].find("console_dump.raw: not a DICOM file"), std::string::npos)
+      << report.skip_reasons[0];
 }
 
 TEST(ScannerWatch, SendsPhilipsParRecPairsAsTheyArrive) {

@@ -3,18 +3,23 @@
 // 54 single-slice files fed in a shuffled order make exactly 3 volumes, each equal to dcm2niix's (run by the test);
 // Siemens mosaics arriving in reverse order keep their indices; both series interleaved in one folder make two runs;
 // a repeated file is a duplicate; a non-DICOM file, another series, another --format are skipped with a reason; a
-// truncated copy is incomplete (offered again later); a volume short of a slice waits and says so.
+// truncated copy is incomplete (offered again later); a volume short of a slice waits and says so; a PAR/REC pair too
+// large for the memory left (a real PAR made 8192 x 8192, its REC sparse) is skipped with a reason naming the file.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "scanner/assemble/series_assembler.hpp"
+#include "tests/support/address_space_limit.hpp"
 #include "tests/support/data_paths.hpp"
 #include "tests/support/dcm2niix.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -152,6 +157,42 @@ TEST(SeriesAssembler, SkipsWhatItCannotUseAndSaysWhy) {
   r = mosaics.add(*ge);
   EXPECT_EQ(r.status, AddResult::Status::kSkipped);
   EXPECT_NE(r.reason.find("not --format siemens-mosaic"), std::string::npos) << r.reason;
+}
+
+// pyneal's first Philips PAR with every image 8192 x 8192 (30 images of 128 MiB: a 3.75 GiB REC, sparse), assembled
+// under an address-space ceiling 1 GiB above what the process uses: out of memory, and the reason names the file.
+TEST(SeriesAssembler, OutOfMemoryIsASkipNamingTheFile) {
+  const std::string first = "scanner/pyneal_Philips/funcData/0001/Dump-0000.par";
+  const auto par = test::shared_data(first);
+  if (!par) GTEST_SKIP() << test::missing_shared_data(first);
+  const test::TempDir work;
+  const fs::path folder = work.path() / "0001";
+  fs::create_directories(folder);
+  std::ifstream in(*par);
+  std::ofstream out(folder / "Dump-0000.par");
+  int images = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+    if (w.size() > 40 && std::isdigit(static_cast<unsigned char>(line.front())) != 0) {  // an image line
+      w[9] = w[10] = "8192";                                                             // recon resolution x, y
+      line.clear();
+      for (const std::string& word : w) line += word + " ";
+      ++images;
+    }
+    out << line << "\n";
+  }
+  out.close();
+  ASSERT_EQ(images, 30);
+  const fs::path rec = folder / "Dump-0000.rec";
+  std::ofstream(rec).put('x');
+  fs::resize_file(rec, uint64_t{30} * 8192 * 8192 * 2);
+  SeriesAssembler assembler;
+  EXPECT_EQ(assembler.add(folder / "Dump-0000.par").status, AddResult::Status::kUsed);  // waits for its REC
+  const test::AddressSpaceLimit ceiling(uint64_t{1} << 30);
+  const AddResult r = assembler.add(rec);
+  EXPECT_EQ(r.status, AddResult::Status::kSkipped);
+  EXPECT_NE(r.reason.find(rec.string() + ": out of memory"), std::string::npos) << r.reason;
 }
 
 TEST(SeriesAssembler, AVolumeShortOfASliceWaitsAndSaysSo) {
