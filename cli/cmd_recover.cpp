@@ -32,8 +32,9 @@ void run(const std::string& session_dir) {
   if (report.runs.empty()) fmt::print("no runs in {}\n", session_dir);
   if (incomplete > 0) {
     throw std::runtime_error(
-        fmt::format("{} of {} runs not fully recovered (corrupt or unreadable journal entries, see above)", incomplete,
-                    report.runs.size()));
+        fmt::format("{} of {} runs not fully recovered (corrupt or unreadable journal entries, or a bold.nii.gz "
+                    "that could not be written: see above)",
+                    incomplete, report.runs.size()));
   }
 }
 

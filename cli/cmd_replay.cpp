@@ -1,14 +1,16 @@
 // `rtfmri replay SESSION_DIR [--config F] [--out DIR]`: a recorded session through the live pipeline, as fast as the
 // device allows, every volume analysed; the per-run files (motion.tsv, feedback.tsv, final maps) go to --out
 // (default SESSION_DIR/replay) for comparison with the live run's, and the outputs (PUB, TCP) can feed a viewer.
-// docs/live.md.
+// A file of --out that could not be written (whole) is named and the exit status is 1. docs/live.md.
 #include <fmt/format.h>
 
 #include <memory>
+#include <stdexcept>
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/pipeline_flags.hpp"
+#include "stream/output/output_failures.hpp"
 #include "stream/pipeline/session_replay.hpp"
 
 namespace {
@@ -42,6 +44,12 @@ void run(const ReplayCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions&
     fmt::print("replay: run {}: {} volumes in {:.2f} s ({:.1f} ms per volume){}\n", r.run, r.volumes, r.seconds,
                r.volumes > 0 ? 1e3 * r.seconds / static_cast<double>(r.volumes) : 0.0,
                r.corrupt > 0 ? fmt::format(", {} corrupt volumes left out", r.corrupt) : "");
+  }
+  const std::vector<std::string> lost = rtf::stream::output_failures().lines(out);
+  if (!lost.empty()) {
+    for (const std::string& line : lost) fmt::print("replay: not written: {}\n", line);
+    throw std::runtime_error(
+        fmt::format("replay: {} of the outputs in {} not written whole (listed above)", lost.size(), out.string()));
   }
   fmt::print("replay: wrote {} ({:.2f} s)\n", out.string(), clock.seconds());
 }

@@ -3,13 +3,15 @@
 // acknowledging it, and on a separate thread runs the live pipeline (upload, motion correction, smoothing, GLM, CCA,
 // connectivity, feedback value) and sends each TR's results to the outputs (ZeroMQ PUB, TCP feedback lines, UDP).
 // Flags override the config file. Stops on SIGINT/SIGTERM (or after --exit-after-runs runs), then prints counters and
-// the latency summary (also saved as latency_summary.json). docs/live.md.
+// the latency summary (also saved as latency_summary.json) and whether every output was written (exit status 3 when
+// not: docs/live.md, "When a write fails").
 #include <fmt/format.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <csignal>
-#include <fstream>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,7 +21,9 @@
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/pipeline_flags.hpp"
+#include "core/scale/ranks.hpp"
 #include "stream/afni/afni_rt_receiver.hpp"
+#include "stream/output/output_failures.hpp"
 #include "stream/pipeline/live_stage.hpp"
 #include "stream/pipeline/pipeline_config.hpp"
 #include "stream/pipeline/warm_up.hpp"
@@ -72,20 +76,34 @@ void print_summary(const rtf::stream::IngestStats& s, const rtf::stream::LiveSta
   }
 }
 
-void save_latency_summary(const std::filesystem::path& path, const rtf::stream::LatencyLog& log) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& s : log.stages()) {
-    j.push_back({{"stage", s.name},
-                 {"n", s.count},
-                 {"p50_ms", s.p50},
-                 {"p95_ms", s.p95},
-                 {"p99_ms", s.p99},
-                 {"max_ms", s.max}});
+// Exit status of a server that ran and stopped normally but could not write all of its session's outputs (docs/live.md,
+// "Exit status"); 1 stays what it is for every command: an error that stopped it.
+constexpr int kOutputsLost = 3;
+
+// Closes latency.jsonl, writes latency_summary.json (atomically), and prints what of the session directory's outputs
+// could not be written (every writer reports to output_failures()). Returns the exit status: 0 or kOutputsLost.
+int report_outputs(const std::filesystem::path& session_dir, rtf::stream::LatencyLog& latency) {
+  using rtf::stream::output_failures;
+  latency.close();  // a failure is logged and reported by the file itself
+  const std::filesystem::path summary = session_dir / "latency_summary.json";
+  rtf::stream::write_output(summary, "latency summary", [&] { latency.write_summary(summary); });
+  const std::vector<std::string> lost = output_failures().lines(session_dir);
+  if (lost.empty()) {
+    fmt::print("outputs: all written\n");
+    return 0;
   }
-  std::ofstream(path) << j.dump(2) << "\n";
+  fmt::print("outputs: NOT ALL WRITTEN ({} files; exit status {}):\n", lost.size(), kOutputsLost);
+  for (const std::string& line : lost) fmt::print("  {}\n", line);
+  if (latency.rows_lost() > 0) {
+    fmt::print("  latency.jsonl lacks {} of its {} rows (lost rows); the latency summary counts all {} volumes\n",
+               latency.rows_lost(), latency.rows_lost() + latency.rows_written(), latency.records().size());
+  }
+  spdlog::error("{} of the session's outputs not written whole (listed in the summary); exit status {}", lost.size(),
+                kOutputsLost);
+  return kOutputsLost;
 }
 
-void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& globals) {
+int run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf::stream;
   const PipelineConfig c = rtf::cli::pipeline_config_from(o.pipeline, cmd);
   validate(c);
@@ -241,7 +259,8 @@ void run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& gl
                 live ? live->skipped_volumes() : std::map<std::string, std::vector<int64_t>>{});
   const std::string summary = latency.summary();
   if (!summary.empty()) fmt::print("latency per volume:\n{}", summary);
-  save_latency_summary(core.session_dir() / "latency_summary.json", latency);
+  live.reset();  // its registration thread's files are written (or reported) before the outputs are reported
+  return report_outputs(core.session_dir(), latency);
 }
 
 void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
@@ -311,7 +330,12 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
     if (o->no_listen && o->pyneal.empty() && o->afni_rt.empty()) {
       throw std::invalid_argument("--no-listen needs --pyneal or --afni-rt");
     }
-    run(*o, *cmd, globals);
+    if (const int status = run(*o, *cmd, globals); status != 0) {
+      // Everything is stopped and closed; the status is not an exception's 1 (main.cpp).
+      std::fflush(stdout);
+      rtf::Ranks::finalize();
+      std::exit(status);
+    }
   });
 }
 
