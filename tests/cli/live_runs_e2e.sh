@@ -47,7 +47,7 @@ for seed in 3 4; do
     --seed $seed >"$WORK/phantom$seed.log" 2>&1 || die "sim phantom (seed $seed)"
 done
 PIPELINE=(--events "$WORK/phantom3/events.tsv" --volumes $VOLUMES --tr 1 --feedback-roi=-38,-24,56,10 --glm-window 8
-  --cca-window 8 --connectivity-window 8 --ring 16)
+  --cca-window 8 --ring 32)
 
 # start_server LOG NAME EXIT_AFTER: a server on free ports recording into WORK/session_NAME; sets INGEST, FEEDBACK,
 # SERVER.
@@ -62,7 +62,8 @@ print(*[x.getsockname()[1] for x in s])')
     --exit-after-runs "$3" >"$1" 2>&1 &
   SERVER=$!
   PIDS+=("$SERVER")
-  wait_for 900 grep -q "listening on" "$1" || die "the server did not start"  # --warm builds every kernel first
+  started() { grep -q "listening on" "$1" || ! kill -0 "$SERVER" 2>/dev/null; }
+  wait_for 900 started "$1" && grep -q "listening on" "$1" || die "the server did not start"  # --warm: kernels first
 }
 send() {  # send FILE RUN LOG [extra args]: a lockstep sender in the background; sets SENDER
   local file=$1 run=$2 log=$3
@@ -119,7 +120,7 @@ for run in twoA twoB; do
   python3 - "$WORK/session_two/runs/$run/motion.tsv" <<'PY' || die "run $run: the motion is all zero"
 import sys
 rows = [l.split("\t") for l in open(sys.argv[1])][1:]
-moved = max(abs(float(v)) for r in rows for v in r[1:7])
+moved = max(abs(float(v)) for r in rows for v in r[3:9])  # trans_x_mm ... rot_z_deg
 assert moved > 0.2, f"largest motion parameter {moved}"
 print(f"ok: largest motion parameter {moved:.2f}")
 PY
