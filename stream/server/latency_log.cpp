@@ -99,16 +99,21 @@ std::vector<LatencyStage> LatencyLog::stages() const {
   return out;
 }
 
-nlohmann::json LatencyLog::summary_json() const {
-  nlohmann::json stages = nlohmann::json::array();
-  for (const LatencyStage& s : this->stages()) {
-    stages.push_back({{"stage", s.name},
-                      {"n", s.count},
-                      {"p50_ms", s.p50},
-                      {"p95_ms", s.p95},
-                      {"p99_ms", s.p99},
-                      {"max_ms", s.max}});
+nlohmann::json stages_json(const std::vector<LatencyStage>& stages) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const LatencyStage& s : stages) {
+    out.push_back({{"stage", s.name},
+                   {"n", s.count},
+                   {"p50_ms", s.p50},
+                   {"p95_ms", s.p95},
+                   {"p99_ms", s.p99},
+                   {"max_ms", s.max}});
   }
+  return out;
+}
+
+nlohmann::json LatencyLog::summary_json() const {
+  const nlohmann::json stages = stages_json(this->stages());
   std::lock_guard lock(mutex_);
   nlohmann::json file = nullptr;
   if (file_) file = {{"path", path_.string()}, {"rows_written", file_->written()}, {"rows_lost", file_->lost()}};

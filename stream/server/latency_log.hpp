@@ -40,6 +40,9 @@ struct LatencyStage {
   double p50 = 0.0, p95 = 0.0, p99 = 0.0, max = 0.0;
 };
 
+// [{"stage", "n", "p50_ms", "p95_ms", "p99_ms", "max_ms"}] (latency_summary.json's "stages", the benchmarks' lines).
+nlohmann::json stages_json(const std::vector<LatencyStage>& stages);
+
 class LatencyLog {
  public:
   // Appends to `path` (created if needed); an empty path keeps the records in memory only. Rows that cannot be

@@ -5,43 +5,20 @@
 // it writes again (a few lines for any number of lost rows); a file that cannot be opened is retried; a header is
 // written first; write_output records a file that was not written and never throws.
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
 #include <csignal>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "stream/output/output_failures.hpp"
 #include "stream/output/row_file.hpp"
+#include "tests/support/log_capture.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace rtf::stream {
 namespace {
-
-// Lines logged through spdlog's default logger while it lives ("LEVEL: message").
-class LogCapture {
- public:
-  LogCapture() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
-    sink->set_pattern("%l: %v");
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
-  }
-  ~LogCapture() { spdlog::set_default_logger(previous_); }
-  std::vector<std::string> lines() const {
-    std::vector<std::string> out;
-    std::istringstream in(text_.str());
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
-  }
-
- private:
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
 
 std::string read_all(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -52,7 +29,7 @@ const std::string kNoSpace = std::strerror(ENOSPC);
 
 TEST(RowFile, RowsToAFullDiskAreCountedAsLostWithThePathAndTheErrno) {
   OutputFailures failures;
-  LogCapture log;
+  test::LogCapture log;
   {
     RowFile file("/dev/full", RowFile::Mode::kAppend, "", &failures);
     for (int i = 0; i < 25; ++i) EXPECT_FALSE(file.append("{\"index\":" + std::to_string(i) + "}\n"));
@@ -82,7 +59,7 @@ TEST(RowFile, ARowCutShortIsCutBackAndWritingResumes) {
   test::TempDir tmp("rtf-rowfile");
   const std::filesystem::path path = tmp / "latency.jsonl";
   OutputFailures failures;
-  LogCapture log;
+  test::LogCapture log;
   RowFile file(path, RowFile::Mode::kAppend, "head\n", &failures);
   const std::string row(100, 'x');
   ASSERT_TRUE(file.append(row + "1\n"));
@@ -149,7 +126,7 @@ TEST(RowFile, AppendModeContinuesAFileAndWritesNoSecondHeader) {
 
 TEST(OutputFailures, WriteOutputRecordsAFileNotWrittenAndNeverThrows) {
   OutputFailures failures;
-  LogCapture log;
+  test::LogCapture log;
   bool ok = true;
   EXPECT_NO_THROW(ok = write_output(
                       "/x/cca.nii.gz", "run r1", [] { throw std::runtime_error("disk on fire"); }, failures));
