@@ -2,7 +2,9 @@
 #include "core/diffusion/diffusion_data.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -23,8 +25,10 @@ namespace fs = std::filesystem;
   throw std::invalid_argument(fmt::format("{}: {}", file.string(), problem));
 }
 
-// The non-empty lines of a whitespace-separated numeric text file, each a row of finite numbers.
-std::vector<std::vector<double>> read_rows(const fs::path& path) {
+// The non-empty lines of a whitespace-separated numeric text file, each a row of finite numbers (or NaN, where
+// `allow_nan`); each row's line number (from 1) in *line_numbers where given.
+std::vector<std::vector<double>> read_rows(const fs::path& path, bool allow_nan = false,
+                                           std::vector<int>* line_numbers = nullptr) {
   if (!fs::exists(path)) fail(path, "missing");
   std::ifstream in(path);
   if (!in) fail(path, "cannot be opened");
@@ -41,12 +45,15 @@ std::vector<std::vector<double>> read_rows(const fs::path& path) {
       if (text.size() > 1 && text[0] == '+') text.remove_prefix(1);  // from_chars rejects a leading '+'
       double value = 0;
       const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value)) {
+      const bool usable = std::isfinite(value) || (allow_nan && std::isnan(value));
+      if (ec != std::errc{} || end != text.data() + text.size() || !usable) {
         fail(path, fmt::format("line {}, value {}: '{}' is not a finite number", line_number, row.size() + 1, token));
       }
       row.push_back(value);
     }
-    if (!row.empty()) rows.push_back(std::move(row));
+    if (row.empty()) continue;
+    rows.push_back(std::move(row));
+    if (line_numbers != nullptr) line_numbers->push_back(line_number);
   }
   if (rows.empty()) fail(path, "holds no numbers");
   return rows;
@@ -77,7 +84,9 @@ DiffusionScheme read_bvals_bvecs(const fs::path& bvals_path, const fs::path& bve
     fail(bvals_path, fmt::format("{} b-values for {} volumes of data", scheme.bvals.size(), volumes));
   }
 
-  const std::vector<std::vector<double>> vec_rows = read_rows(bvecs_path);
+  // dipy writes a b = 0 volume's gradient as "nan nan nan" (FSL as 0 0 0): NaN is read, and allowed only there.
+  std::vector<int> vec_lines;
+  const std::vector<std::vector<double>> vec_rows = read_rows(bvecs_path, true, &vec_lines);
   bool rows_of_three = true;
   for (const std::vector<double>& row : vec_rows) rows_of_three = rows_of_three && row.size() == 3;
   const bool three_rows =
@@ -95,14 +104,26 @@ DiffusionScheme read_bvals_bvecs(const fs::path& bvals_path, const fs::path& bve
   }
 
   bool has_b0 = false;
+  int nan_b0 = 0;
   for (size_t k = 0; k < count; ++k) {
     const double b = scheme.bvals[k];
     if (b < 0) fail(bvals_path, fmt::format("b-value {} of volume {} (counting from 0) is negative", b, k));
+    std::array<double, 3>& g = scheme.bvecs[k];
+    const auto nan_at = std::find_if(g.begin(), g.end(), [](double v) { return std::isnan(v); });
+    if (nan_at != g.end()) {
+      const auto c = static_cast<size_t>(nan_at - g.begin());
+      if (b > kB0Threshold) {
+        fail(bvecs_path, fmt::format("line {}, value {}: NaN in the gradient of volume {} (counting from 0), whose "
+                                     "b = {}: only a b = 0 volume's gradient may be NaN",
+                                     vec_lines[three_rows ? c : k], (three_rows ? k : c) + 1, k, b));
+      }
+      g = {0.0, 0.0, 0.0};
+      ++nan_b0;
+    }
     if (b <= kB0Threshold) {
       has_b0 = true;
       continue;
     }
-    std::array<double, 3>& g = scheme.bvecs[k];
     const double norm = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
     if (!(std::abs(norm - 1.0) <= 1e-2)) {
       fail(bvecs_path, fmt::format("the gradient of volume {} (counting from 0; {} {}) has norm {:.6g}, not 1 "
@@ -113,6 +134,10 @@ DiffusionScheme read_bvals_bvecs(const fs::path& bvals_path, const fs::path& bve
   }
   if (!has_b0) {
     fail(bvals_path, fmt::format("no b = 0 volume (b <= {}): one is needed for S0", kB0Threshold));
+  }
+  if (nan_b0 > 0) {
+    spdlog::info("{}: {} gradient(s) of b = 0 volumes given as NaN (as dipy writes them), read as 0 0 0",
+                 bvecs_path.string(), nan_b0);
   }
   return scheme;
 }

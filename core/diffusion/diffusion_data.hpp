@@ -25,8 +25,10 @@ struct DiffusionInput {
 
 // bvals (one row of N numbers, or one column) and bvecs (3 rows of N, or N rows of 3; a 3x3 file is read as 3 rows),
 // checked against `volumes`: the counts, no negative b, a bvec of norm 1 within 1e-2 for every b > kB0Threshold
-// (then normalised exactly), at least one b <= kB0Threshold. Throws std::invalid_argument naming the file and the
-// problem.
+// (then normalised exactly), at least one b <= kB0Threshold. A b = 0 volume's bvec may be NaN (dipy writes
+// "nan nan nan" where FSL writes 0 0 0): read as 0 0 0, with a line in the log naming the file and the count; NaN in
+// the bvec of a b > kB0Threshold volume is an error naming the line and value. Throws std::invalid_argument naming
+// the file and the problem.
 DiffusionScheme read_bvals_bvecs(const std::filesystem::path& bvals, const std::filesystem::path& bvecs,
                                  int64_t volumes);
 

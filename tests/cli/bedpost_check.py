@@ -6,7 +6,8 @@ prepare SRC_PREFIX DIR MASK_FRACTION: an FSL bedpostx folder from SRC_PREFIX.{ni
   as it is), bvals (one row), bvecs (3 rows; the b = 0 volume's NaN vector written as 0 0 0), nodif_brain_mask.nii.gz
   (b0 > MASK_FRACTION * max b0, on the data's grid).
 bad DIR CASE: breaks a copy of that folder: short-bvals (one b-value too few), nonunit-bvec (a b > 0 gradient of
-  norm 1.5), no-b0 (every b 1000, bvecs all unit), empty-mask (all zeros), no-bvecs (removed).
+  norm 1.5), nan-bvec (a b > 0 gradient's y NaN), no-b0 (every b 1000, bvecs all unit), empty-mask (all zeros),
+  no-bvecs (removed); or, accepted, nan-b0 (the b = 0 gradients "nan nan nan", as dipy writes them).
 check DIR OUT FIBRES SAMPLES MAX_MEDIAN_DEG: every output of `rtfmri bedpost DIR --out OUT` (FSL's names, dims, ranges,
   zeros outside the mask, means and dyads recomputed from the merged samples, bvals/bvecs copies, bedpost.json), then
   dyads1 against the principal eigenvector of dipy's tensor fit (TensorModel, WLS) on the same data: angle
@@ -75,6 +76,13 @@ def bad(d, case):
         k = int(np.nonzero(b > 50)[0][4])
         g[:, k] *= 1.5
         np.savetxt(os.path.join(d, "bvecs"), g, fmt="%.10f")
+    elif case in ("nan-bvec", "nan-b0"):
+        b, g = read_bvals(d), read_bvecs(d)
+        if case == "nan-bvec":
+            g[1, int(np.nonzero(b > 50)[0][4])] = np.nan
+        else:
+            g[:, b <= 50] = np.nan
+        np.savetxt(os.path.join(d, "bvecs"), g, fmt="%.10f")  # numpy writes NaN as "nan", as dipy's files have it
     elif case == "no-b0":  # every b = 1000, the b = 0 volumes given a unit vector (so only bvals is wrong)
         b, g = read_bvals(d), read_bvecs(d)
         g[:, b <= 50] = np.array([[1.0], [0.0], [0.0]])

@@ -6,7 +6,8 @@
 # dyads recomputed from the merged samples, and dyads1 against the principal eigenvector of dipy's tensor fit where
 # FA > 0.5 (median angle below MAX_MEDIAN_DEG; FA > 0.3 reported too), with the device's start and --host-start;
 # the same seed gives the same samples from
-# data.nii and data.nii.gz, another seed other samples; bad input fails naming the file and writes no output folder; an
+# data.nii and data.nii.gz, another seed other samples; dipy's "nan nan nan" b = 0 gradient gives the samples of 0 0 0
+# (a log line says so); bad input fails naming the file and writes no output folder; an
 # existing output folder is refused and left as it was; Ctrl-C during the chains leaves no output folder; a stale
 # OUT.partial is replaced.
 #   usage: bedpost_checks.sh RTFMRI DATA_DIR WORK_DIR
@@ -94,7 +95,8 @@ if grep -q '"start": "host"' "$W/host/bedpost.json" && grep -q '"start": "device
 else fail "bedpost.json: no or the wrong start"; fi
 
 # Bad input: each a broken copy of dwi; the error names the file; no output folder.
-for case in short-bvals:bvals nonunit-bvec:bvecs no-b0:bvals empty-mask:nodif_brain_mask no-bvecs:bvecs; do
+for case in short-bvals:bvals nonunit-bvec:bvecs nan-bvec:bvecs no-b0:bvals empty-mask:nodif_brain_mask \
+  no-bvecs:bvecs; do
   name=${case%%:*}
   file=${case##*:}
   d=$W/bad-$name
@@ -105,6 +107,18 @@ for case in short-bvals:bvals nonunit-bvec:bvecs no-b0:bvals empty-mask:nodif_br
     fail "could not make $d"
   fi
 done
+
+# dipy's "nan nan nan" for the b = 0 gradient (FSL writes 0 0 0): read as 0 0 0, said in the log, the same samples.
+d=$W/nan-b0
+mkdir -p "$d" && cp "$W/dwi/data.nii.gz" "$W/dwi/bvals" "$W/dwi/bvecs" "$W/dwi/nodif_brain_mask.nii.gz" "$d/"
+if "${CHECK[@]}" bad "$d" nan-b0 && grep -q nan "$d/bvecs"; then
+  expect_ok "NaN b = 0 gradients, as dipy writes them" 'nan-b0/bvecs: 1 gradient\(s\) of b = 0 volumes given as NaN' \
+    "$RTFMRI" bedpost "$d" "${SHORT[@]}" --seed 5 --out "$W/s5nan"
+  if "${CHECK[@]}" same "$W/s5" "$W/s5nan"; then pass "NaN b = 0 gradients: the same samples as 0 0 0"
+  else fail "NaN b = 0 gradients gave other samples"; fi
+else
+  fail "could not make $d"
+fi
 
 # Ctrl-C during the chains: no output folder that looks complete (the outputs go to OUT.partial, renamed at the end).
 # Paced by the run's own progress line, not by the clock (the bound on the wait only stops a hung run).

@@ -1,6 +1,7 @@
 // Reading a bedpostx input directory: good directories in both bvecs orientations (and data.nii / a bvals column), and
 // every rejected input: a missing file, unparsable numbers, wrong counts, a non-unit gradient, no b = 0 volume, a
-// negative b, data not 4D, a mask on another grid or empty. Each error message must name the file at fault.
+// negative b, data not 4D, a mask on another grid or empty. Each error message must name the file at fault. dipy's
+// "nan nan nan" for a b = 0 volume's gradient reads as 0 0 0 (issue 35); NaN where b > 0 names its line and value.
 // ctest-label: unit
 #include <gtest/gtest.h>
 
@@ -143,6 +144,31 @@ TEST(DiffusionData, NormalisesNearlyUnitGradients) {
   EXPECT_DOUBLE_EQ(input.scheme.bvecs[1][0], 1.0);
   EXPECT_DOUBLE_EQ(input.scheme.bvecs[2][1], -1.0);
   EXPECT_EQ(input.scheme.bvecs[6][0], 0.0);  // b = 5 counts as b = 0: its zero vector stays
+}
+
+TEST(DiffusionData, NanGradientsOfBZeroVolumesReadAsZero) {
+  // Volume 0 (b = 0) and volume 6 (b = 5) as dipy writes them, in the spellings numpy and others use.
+  for (const char* text : {"nan 1 0 0 0.6 0 NaN\nnan 0 1 0 0.8 0.6 -nan\nnan 0 0 1 0 -0.8 NaN\n",
+                           "nan nan nan\n1 0 0\n0 1 0\n0 0 1\n0.6 0.8 0\n0 0.6 -0.8\n-nan NaN nan\n"}) {
+    SCOPED_TRACE(text);
+    test::TempDir dir("rtf-bedpost-dir");
+    Fixture fixture;
+    fixture.bvecs_text = text;
+    fixture.write(dir.path());
+    check_good(read_bedpost_dir(dir.path()), fixture);  // the fixture's b = 0 gradients are 0 0 0
+  }
+}
+
+TEST(DiffusionData, NanGradientWhereBIsNotZeroIsAnErrorNamingItsPlace) {
+  Fixture three_rows;
+  three_rows.bvecs_text = "0 1 0 0 0.6 0 0\n0 0 nan 0 0.8 0.6 0\n0 0 0 1 0 -0.8 0\n";
+  expect_error(three_rows, {"bvecs", "line 2, value 3", "NaN", "volume 2", "b = 1000"});
+  Fixture rows;
+  rows.bvecs_text = "0 0 0\n1 0 0\n0 NaN 0\n0 0 1\n0.6 0.8 0\n0 0.6 -0.8\n0 0 0\n";
+  expect_error(rows, {"bvecs", "line 3, value 2", "volume 2"});
+  Fixture infinite;
+  infinite.bvecs_text = "inf 1 0 0 0.6 0 0\n0 0 1 0 0.8 0.6 0\n0 0 0 1 0 -0.8 0\n";
+  expect_error(infinite, {"bvecs", "line 1", "'inf' is not a finite number"});
 }
 
 TEST(DiffusionData, MissingFiles) {
