@@ -20,7 +20,8 @@ void run(const ApplyArgs& args, const rtf::cli::GlobalOptions& globals) {
   std::vector<rtf::SpatialTransform> chain;
   for (const std::string& t : args.transforms) chain.push_back(rtf::read_transform_spec(t));
   const rtf::Image input = rtf::read_nifti(args.input);
-  const rtf::ImageHeader reference = rtf::read_nifti_header(args.reference);
+  // Its voxels are not used, but a reference cut short is a file gone wrong: refused, never taken for its header.
+  const rtf::ImageHeader reference = rtf::read_complete_nifti_header(args.reference);
   const auto interp = *rtf::parse_resample_interpolation(args.interp);
   auto device = rtf::cli::open_device(globals);
   // Progress with the time left, at most every 2 s (a long 4D run on a CPU device takes a while).

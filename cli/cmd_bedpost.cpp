@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "cli/cli_support.hpp"
+#include "cli/option_checks.hpp"
 #include "core/diffusion/ball_stick_init.hpp"
 #include "core/diffusion/ball_stick_mcmc.hpp"
 #include "core/diffusion/ball_stick_start.hpp"
@@ -396,7 +397,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "Voxels per block handed to a device (0: from the devices: one block per device while a device's "
                   "share is below 131,072 voxels, else up to 4 per device of at least 65,536, as many for every "
                   "device; the results do not depend on it)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_flag("--host-start", args->host_start,
                 "Compute each voxel's starting state (tensor fit, then Levenberg-Marquardt) on the host's cores in "

@@ -16,6 +16,7 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/glm_bayes.hpp"
+#include "cli/option_checks.hpp"
 #include "core/design/confounds.hpp"
 #include "core/design/contrast.hpp"
 #include "core/design/design_matrix.hpp"
@@ -378,12 +379,12 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "Output prefix: PREFIX_design.tsv, _beta.nii.gz, _sigma2.nii.gz, _mask.nii.gz, "
                   "_contrast-NAME_stat-{effect,t,F}.nii.gz, _glm.json")
       ->required();
-  cmd->add_option("--tr", c->tr_s, "TR in seconds (default: the header's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--tr", c->tr_s, "TR in seconds (default: the header's)")->check(rtf::cli::positive());
   cmd->add_option("--derivatives", c->derivatives, "HRF basis: canonical, + temporal, + temporal and dispersion")
       ->check(CLI::IsMember({"none", "temporal", "dispersion"}))
       ->capture_default_str();
   cmd->add_option("--highpass", c->highpass_s, "SPM DCT high-pass cutoff in seconds (0: no drift terms)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--poly", c->poly, "Legendre drift of this order instead of the DCT")->check(CLI::Range(0, 10));
   cmd->add_option("--microtime-onset", c->microtime_onset,
@@ -411,12 +412,12 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
   cmd->add_option("--ar-fwhm", c->ar_fwhm, "FWHM in mm of the AR maps' smoothing inside the mask (0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--fwhm", c->fwhm,
                   "Smooth the data (inside the mask) before the AR fit, and every permutation's surrogate likewise "
                   "(mm; 0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--permutations", c->permutations,
                   "First-level permutation test with N rearrangements (Eklund et al. 2012: whiten, permute, re-colour, "
@@ -427,7 +428,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "tfce}_corrp.nii.gz (1 - FWE p) and _null_*.txt")
       ->capture_default_str();
   cmd->add_option("--cluster-threshold", c->cluster_threshold, "Cluster-forming t for cluster inference")
-      ->check(CLI::PositiveNumber)
+      ->check(rtf::cli::positive())
       ->capture_default_str();
   cmd->add_option("--permute-mode", c->permute_mode,
                   "Rearrange the whitened residuals' time points, or flip their signs")
@@ -436,10 +437,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--seed", c->seed, "Seed of the permutations (the same seed, the same permutations on every device)")
       ->capture_default_str();
   cmd->add_option("--tfce-e", c->tfce_e, "TFCE extent exponent E")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--tfce-h", c->tfce_h, "TFCE height exponent H")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--connectivity", c->connectivity, "Cluster and TFCE neighbourhood: 6, 18 or 26")
       ->check(CLI::IsMember({6, 18, 26}))
@@ -463,7 +464,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--chunk-voxels", c->bayes_options.chunk_voxels,
                   "--bayes: voxels per block handed to a device of --devices or an mpirun rank (0: 4 blocks per "
                   "device, at least 256; the results do not depend on it)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--batch", c->batch, "Surrogate data sets per device launch (memory: batch x the series x 3)")
       ->check(CLI::Range(1, 1024))

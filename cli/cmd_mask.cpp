@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/cli_support.hpp"
+#include "cli/option_checks.hpp"
 #include "core/io/data_lookup.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/mask/brain_mask.hpp"
@@ -86,13 +87,13 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("OUT", args->output, "Output mask NIfTI (uint8, 1 inside)")->required();
   cmd->add_option("--fwhm", args->spec.fwhm_mm, "Smoothing FWHM in mm before thresholding")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--fraction", args->spec.fraction, "Threshold as a fraction of the smoothed volume's mean")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   auto* volume = cmd->add_option("--volume", args->spec.volume, "Volume to build the mask from (0-based)")
                      ->capture_default_str()
-                     ->check(CLI::NonNegativeNumber);
+                     ->check(rtf::cli::non_negative());
   cmd->add_flag("--mean", args->use_mean, "Build the mask from the temporal mean of all volumes")->excludes(volume);
   cmd->add_option("--template", args->template_head,
                   "Pull a template's brain mask into IN by registration (12 dof) instead of thresholding: colin27 "

@@ -8,6 +8,7 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/option_checks.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "core/motion/motion_metrics.hpp"
@@ -106,7 +107,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::IsMember({"cubic", "linear"}))
       ->capture_default_str();
   cmd->add_option("--fwhm", o->final_fwhm_mm, "Smoothing (mm) of both images at the finest level (0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_flag("--no-intensity-model", o->no_intensity_model,
                 "Do not fit a linear intensity field alongside the motion (faster; less robust to shading)");

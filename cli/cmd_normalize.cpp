@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
+#include "cli/option_checks.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/data_lookup.hpp"
 #include "core/io/nifti_io.hpp"
@@ -181,17 +182,17 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::IsMember({"lncc", "demons"}));
   cmd->add_option("--window", args->warp.window_fwhm_voxels, "LNCC window FWHM, in level voxels")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--fluid", args->warp.fluid_fwhm_voxels, "Smoothing of each update (FWHM, level voxels)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--diffusion", args->warp.diffusion_fwhm_voxels,
                   "Smoothing of the velocity field after each update (FWHM, level voxels)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--step", args->warp.step_voxels, "Largest update per iteration, in level voxels")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_flag("--affine-only", args->affine_only, "Stop after the affine (no warp files)");
   cmd->add_flag("--jacobian", args->jacobian,
                 "Also write PREFIX_jacobian.nii.gz: the warp's Jacobian determinant on the template's grid (its range "

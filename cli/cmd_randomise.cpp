@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
+#include "cli/option_checks.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/permutation/clusters.hpp"
@@ -501,7 +502,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("-n,--permutations", args->permutations,
                   "Rearrangements, the unpermuted one included; all distinct ones when there are no more")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::at_least(1, "the number of permutations"));
   cmd->add_flag("-x,--voxelwise", args->voxelwise,
                 "Voxel-wise uncorrected and FWE-corrected p maps (vox_p, vox_corrp)");
   cmd->add_flag("-T,--tfce", args->tfce,
@@ -509,19 +510,21 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                 "PREFIX_tfce_tstatK, PREFIX_tfce_corrp_tstatK");
   cmd->add_flag("--T2", args->tfce_2d, "TFCE with randomise's 2D setting (E 1, for TBSS skeletons): as -T otherwise");
   cmd->add_option("--tfce_H", args->tfce_h, "TFCE height exponent H")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--tfce_E", args->tfce_e, "TFCE extent exponent E")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--tfce_C", args->tfce_c, "TFCE connectivity: 6, 18 or 26 neighbours")
       ->check(CLI::IsMember({6, 18, 26}))
       ->capture_default_str();
   cmd->add_option("-c,--cluster-extent", args->cluster_extent,
                   "Cluster-extent inference of t contrasts, clusters of t > this (26-connected): "
-                  "PREFIX_clustere_corrp_tstatK");
+                  "PREFIX_clustere_corrp_tstatK")
+      ->check(rtf::cli::positive("a cluster-forming threshold (t)"));
   cmd->add_option("-C,--cluster-mass", args->cluster_mass,
-                  "Cluster-mass inference (sum of t - threshold over a cluster): PREFIX_clusterm_corrp_tstatK");
+                  "Cluster-mass inference (sum of t - threshold over a cluster): PREFIX_clusterm_corrp_tstatK")
+      ->check(rtf::cli::positive("a cluster-forming threshold (t)"));
   cmd->add_flag("-D,--demean", args->demean, "Demean the data and the design's columns first");
   cmd->add_option("--seed", args->seed,
                   "Seed of the random rearrangements (the same seed gives the same ones anywhere)")

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
+#include "cli/option_checks.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/registration/itk_transform.hpp"
@@ -150,7 +151,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
       ->check(CLI::IsMember({"ncc", "mi", "lncc"}));
   cmd->add_option("--lncc-window", args->lncc_window, "With --cost lncc: the window's FWHM in sample steps")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--fixed-mask", args->fixed_mask, "Mask on FIXED's grid: only its voxels drive the fit")
       ->check(CLI::ExistingFile);
   cmd->add_option("--init", args->init,
@@ -162,7 +163,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--max-iterations", args->max_iterations,
                   "Accepted steps per level (Levenberg-Marquardt for ncc, BFGS for mi and lncc)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--interp", args->interp, "Interpolation of PREFIX_warped.nii.gz: linear, cubic or nearest")
       ->capture_default_str()
       ->check(CLI::IsMember({"linear", "cubic", "nearest"}));

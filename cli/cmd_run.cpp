@@ -20,6 +20,7 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/pipeline_flags.hpp"
 #include "core/scale/ranks.hpp"
 #include "stream/afni/afni_rt_receiver.hpp"
@@ -304,7 +305,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_flag("--no-device", o->no_device, "Ingest and record only: no device, no analysis");
   cmd->add_option("--inject-delay-ms", o->inject_delay_ms,
                   "Testing: extra time per analysed volume (to rehearse falling behind)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_flag("--no-listen", o->no_listen,
                 "Do not bind the protocol-1 ROUTER socket (e.g. pyneal or AFNI real-time only)");
   cmd->add_option("--pyneal", o->pyneal,
@@ -312,10 +313,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--pyneal-run", o->pyneal_run, "Run id of volumes from pyneal")->capture_default_str();
   cmd->add_option("--pyneal-tr", o->pyneal_tr,
                   "TR in seconds for pyneal volumes (overrides the header's; needed if absent)")
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--pyneal-volumes", o->pyneal_volumes,
                   "Volumes in the pyneal run: the last one is answered STOP and the run is closed")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--afni-rt", o->afni_rt,
                   "Also accept AFNI real-time image sources (Dimon -rt, rtfeedme) in place of afni -rt: HOST:PORT of "
                   "the control channel to listen on, e.g. 0.0.0.0:7954 (AFNI's port). The data channel is the port "

@@ -6,12 +6,14 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 
 #include "cli/command_registry.hpp"
+#include "cli/option_checks.hpp"
 #include "scanner/watch/scanner_watch.hpp"
 
 namespace {
@@ -31,6 +33,10 @@ void print_report(const rtf::scanner::ScannerWatchReport& r) {
   for (const auto& run : r.runs_closed) fmt::print("  run {} closed\n", run);
   for (const auto& run : r.runs_left_open) fmt::print("  run left open: {}\n", run);
   for (const auto& f : r.failures) fmt::print(stderr, "  failed: {}\n", f);
+  constexpr size_t kListed = 10;  // each was logged when it happened; the summary repeats the first few
+  for (size_t k = 0; k < std::min(r.skip_reasons.size(), kListed); ++k)
+    fmt::print("  skipped: {}\n", r.skip_reasons[k]);
+  if (r.skip_reasons.size() > kListed) fmt::print("  ... and {} more skipped\n", r.skip_reasons.size() - kListed);
 }
 
 void run(WatchCli& c) {
@@ -113,39 +119,39 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
   cmd->add_option("--tr", o.tr_s,
                   "TR in seconds for every volume, instead of the files' (needed where the files carry none or a "
                   "wrong one: Philips XTC dumps say 1 ms)")
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--slices", o.assembler.slices_per_volume,
                   "Slices per volume for single-slice files whose headers do not say (no ImagesInAcquisition)")
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--volumes", o.volumes_per_run, "Volumes per run: END_OF_RUN once a run has them (default: unknown)")
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--end-after", o.end_after_s,
                   "Close a run (END_OF_RUN) once no new volume came for this many seconds (default: never; a run still "
                   "open when the watch stops stays open on the server, and a watch started again continues it); keep "
                   "it well above the TR")
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--watch", c->mode, "auto (inotify, or polling on network/FUSE mounts), inotify or poll")
       ->capture_default_str();
   cmd->add_option("--poll-interval", o.watch.poll_interval_s, "Seconds between scans when polling")
-      ->check(CLI::PositiveNumber)
+      ->check(rtf::cli::positive())
       ->capture_default_str();
   cmd->add_option("--settle", o.watch.settle_s,
                   "Polling: a file is complete once its size and time stayed the same this many seconds (on NFS, above "
                   "the mount's attribute cache time, actimeo)")
-      ->check(CLI::PositiveNumber)
+      ->check(rtf::cli::positive())
       ->capture_default_str();
   cmd->add_option("--give-up", o.watch.give_up_s,
                   "Seconds a file that is not whole yet (still being written, or cut short) is offered again before it "
                   "is skipped with a warning")
-      ->check(CLI::PositiveNumber)
+      ->check(rtf::cli::positive())
       ->capture_default_str();
   cmd->add_option("--resend-timeout", o.sender.resend_timeout_s, "Seconds without a reply before a volume is resent")
-      ->check(CLI::PositiveNumber)
+      ->check(rtf::cli::positive())
       ->capture_default_str();
   cmd->add_option("--stop-after", o.stop_after,
                   "Stop once this many volumes are acknowledged (default: run until "
                   "Ctrl-C)")
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->callback([c] { run(*c); });
 }
 

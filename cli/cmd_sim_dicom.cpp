@@ -11,6 +11,7 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/option_checks.hpp"
 #include "core/io/nifti_io.hpp"
 #include "sim/dicom/dicom_series_sim.hpp"
 #include "sim/dicom/slice_timing.hpp"
@@ -120,9 +121,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
   cmd->add_option("--vendor", c->vendor, "File layout")
       ->check(CLI::IsMember({"siemens-mosaic", "ge", "enhanced"}))
       ->capture_default_str();
-  cmd->add_option("--tr", o.tr_s, "TR in seconds (default: the file's pixdim[4])")->check(CLI::PositiveNumber);
+  cmd->add_option("--tr", o.tr_s, "TR in seconds (default: the file's pixdim[4])")->check(rtf::cli::positive());
   cmd->add_option("--speed", o.speed, "Times faster than real time; 0: as fast as possible")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--series", o.series_number, "Series number (in file names and SeriesNumber)")
       ->check(CLI::Range(1, 999999))
@@ -132,9 +133,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
                 "Write each file under a hidden temporary name and rename it when complete (default: in place, as a "
                 "console does)");
   cmd->add_option("--start", o.start, "First volume of the file to write; it becomes volume 1 of the series")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
-  cmd->add_option("--count", o.count, "Number of volumes to write (default: to the end)")->check(CLI::PositiveNumber);
+  cmd->add_option("--count", o.count, "Number of volumes to write (default: to the end)")->check(rtf::cli::positive());
   cmd->add_option("--slice-order", c->slice_order,
                   "Slice acquisition order where the file has no slice_code: none (no slice times written), ascending, "
                   "descending, interleaved (0, 2, 4, ..., 1, 3, ...) or siemens-interleaved (even slice counts start "

@@ -8,6 +8,7 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/option_checks.hpp"
 #include "core/io/data_lookup.hpp"
 #include "sim/phantom/activation.hpp"
 #include "sim/phantom/design.hpp"
@@ -135,8 +136,8 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
   cmd->add_option("--grid", c->grid, "EPI matrix NXxNYxNZ")->capture_default_str();
   cmd->add_option("--voxel", c->voxel, "Voxel size in mm: one number, or AxBxC")->capture_default_str();
   cmd->add_option("--centre", c->centre, "World mm (x,y,z) of the grid centre (default: on the brain)");
-  cmd->add_option("--volumes", s.volumes, "Number of volumes")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--tr", s.tr_s, "Repetition time in seconds")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--volumes", s.volumes, "Number of volumes")->capture_default_str()->check(rtf::cli::positive());
+  cmd->add_option("--tr", s.tr_s, "Repetition time in seconds")->capture_default_str()->check(rtf::cli::positive());
   cmd->add_option("--slice-order", s.slice_order,
                   "none (every slice at t*TR) or ascending|descending|interleaved|interleaved-siemens")
       ->capture_default_str();
@@ -149,10 +150,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
       ->check(CLI::IsMember({"none", "drift", "realistic"}));
   cmd->add_option("--max-translation", s.max_translation_mm, "Bound on |translation| per axis, mm")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--max-rotation", s.max_rotation_deg, "Bound on |rotation| per axis, degrees")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--motion-file", c->motion_file,
                   "Use this trajectory: a motion.tsv like the phantom writes, or an FSL .par (one row per volume)")
       ->check(CLI::ExistingFile);
@@ -165,10 +166,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
       ->check(CLI::IsMember({"block", "events"}));
   cmd->add_option("--block-on", s.block_on_s, "Block design: seconds on")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--block-off", s.block_off_s, "Block design: seconds off (the run starts with rest)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--events", c->events_file, "BIDS events.tsv (onset, duration[, trial_type])")
       ->check(CLI::ExistingFile);
   cmd->add_option("--psc", s.psc, "Peak percent signal change of pure grey matter")
@@ -186,14 +187,14 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
          "Grey-matter temporal SNR: median over voxels with GM fraction >= 0.5 of mean / noise sd (0: no thermal "
          "or physiological noise)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--physio-share", s.physio_share, "Share of the GM noise variance that is physiological")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.99));
-  cmd->add_option("--cardiac-hz", s.cardiac_hz, "Mean heart rate")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--cardiac-hz", s.cardiac_hz, "Mean heart rate")->capture_default_str()->check(rtf::cli::positive());
   cmd->add_option("--respiratory-hz", s.respiratory_hz, "Mean breathing rate")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--drift", s.drift_percent, "Peak slow drift in percent of the signal (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 50.0));
@@ -207,7 +208,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
       ->check(CLI::IsMember({"int16", "float32"}));
   cmd->add_option("--threads", s.threads, "Worker threads (0: all cores)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->callback([c] { run(*c); });
 }
 

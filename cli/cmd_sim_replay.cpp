@@ -7,6 +7,7 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/option_checks.hpp"
 #include "core/io/nifti_io.hpp"
 #include "sim/replay/feedback_lockstep.hpp"
 #include "sim/replay/replay.hpp"
@@ -52,9 +53,9 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
       "replay", "Send a 4D NIfTI to an ingest server like a scanner (protocol: docs/protocol.md)");
   cmd->add_option("FILE", c->file, "4D NIfTI (.nii or .nii.gz)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--to", o.address, "Server endpoint")->capture_default_str();
-  cmd->add_option("--tr", o.tr_s, "TR in seconds (default: the file's pixdim[4])")->check(CLI::PositiveNumber);
+  cmd->add_option("--tr", o.tr_s, "TR in seconds (default: the file's pixdim[4])")->check(rtf::cli::positive());
   cmd->add_option("--speed", o.speed, "Times faster than real time; 0: as fast as the server acknowledges")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--lockstep", c->lockstep,
                   "HOST:PORT of the server's feedback lines (its feedback_tcp): send each volume only after the line "
@@ -62,10 +63,10 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
                   "(never faster than --speed)");
   cmd->add_option("--lockstep-timeout", o.lockstep_timeout_s,
                   "Seconds to wait for the server to connect and to finish a volume before giving up")
-      ->check(CLI::PositiveNumber)
+      ->check(rtf::cli::positive())
       ->capture_default_str();
   cmd->add_option("--start", o.start, "First volume of the file to send; it goes out as index 0")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--count", o.count, "Number of volumes to send (default: to the end)");
   cmd->add_option("--session", o.session, "Session id")->capture_default_str();
@@ -82,16 +83,16 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
       ->check(CLI::IsMember({"header", "payload", "both"}))
       ->capture_default_str();
   cmd->add_option("--jitter", o.faults.jitter_s, "Fault: extra random delay of up to S seconds per volume")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--disconnect-after", o.faults.disconnect_after,
                   "Fault: drop the connection after N volumes, then reconnect and resend what is unacknowledged")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--seed", o.faults.seed, "Seed of the fault plan")->capture_default_str();
   cmd->add_option("--resend-timeout", o.resend_timeout_s, "Seconds without a reply before a volume is resent")
-      ->check(CLI::PositiveNumber)
+      ->check(rtf::cli::positive())
       ->capture_default_str();
   cmd->add_option("--finish-timeout", o.finish_timeout_s, "Seconds to wait for the last ACKs and END_OF_RUN")
-      ->check(CLI::PositiveNumber)
+      ->check(rtf::cli::positive())
       ->capture_default_str();
   cmd->add_flag("!--no-end-of-run", o.end_run, "Do not send END_OF_RUN (the run stays open)");
   cmd->add_option("--ack-log", o.ack_log, "Write 'run index' per acknowledged volume to this file as ACKs arrive");

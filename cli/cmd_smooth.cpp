@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cli/cli_support.hpp"
+#include "cli/option_checks.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
 #include "core/io/nifti_io.hpp"
 
@@ -47,15 +48,15 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("OUT", args->output, "Output NIfTI (float32)")->required();
   cmd->add_option("--fwhm", args->fwhm_mm, "Full width at half maximum in mm (sigma = FWHM / 2.3548)")
       ->required()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd->add_option("--mask", args->mask, "Mask NIfTI on the same grid: normalised convolution inside it, 0 outside")
       ->check(CLI::ExistingFile);
   cmd->add_option("--truncate", args->truncate, "Filter half-width in sigmas")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->add_option("--batch", args->batch, "Volumes per device launch")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rtf::cli::positive());
   cmd->callback([args, &globals] { run(*args, globals); });
 }
 

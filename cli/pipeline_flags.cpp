@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "cli/option_checks.hpp"
 #include "core/io/data_lookup.hpp"
 
 namespace rtf::cli {
@@ -16,9 +17,9 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
   cmd.add_option("--ring", v.ring, "Volumes kept on the device (at least the largest window)")
       ->check(CLI::Range(int64_t{2}, int64_t{100000}))
       ->capture_default_str();
-  cmd.add_option("--tr", v.tr_s, "TR in seconds (default: the volumes' headers)")->check(CLI::PositiveNumber);
+  cmd.add_option("--tr", v.tr_s, "TR in seconds (default: the volumes' headers)")->check(rtf::cli::positive());
   cmd.add_option("--volumes", v.volumes, "Volumes per run (the design's length; needed for GLM and feedback)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rtf::cli::non_negative());
   cmd.add_option("--events", v.events, "BIDS events.tsv of the runs (design for GLM, CCA and feedback)")
       ->check(CLI::ExistingFile);
   cmd.add_flag("--no-motion", f.no_motion, "No motion correction");
@@ -26,7 +27,7 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
                  "Motion reference: a volume index of each run, or a 3D NIfTI on the runs' grid")
       ->capture_default_str();
   cmd.add_option("--fwhm", v.smoothing_fwhm_mm, "Smoothing (mm) before the statistics; 0: off")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd.add_option("--contrast", v.contrasts, "NAME=EXPR over the design's columns (repeatable)");
   cmd.add_option("--glm-window", v.glm_window, "Sliding-window GLM length in volumes (0: off)")->capture_default_str();

@@ -231,6 +231,31 @@ ImageHeader read_nifti_header(const std::filesystem::path& path, const NiftiRead
   return read_header(path, limits, files).image;
 }
 
+ImageHeader read_complete_nifti_header(const std::filesystem::path& path, const NiftiReadLimits& limits) {
+  Files files;
+  const DecodedHeader h = read_header(path, limits, files);  // uncompressed: the size checked there
+  if (!files.data_gz) return h.image;
+  const uint64_t needed = h.data_offset + h.data_bytes;
+  try {
+    io::ByteReader reader(files.data, true);
+    const uint64_t present = reader.skip(needed);
+    if (present < needed) {
+      throw NiftiError(path, fmt::format("file is truncated: {} decompresses to {} bytes, but the header needs {} "
+                                         "(vox_offset {} + {} bytes of voxel data)",
+                                         files.data.filename().string(), present, needed, h.data_offset, h.data_bytes));
+    }
+    char tail[64];
+    (void)reader.read(tail, sizeof(tail));  // reaches the gzip trailer: checks the CRC of what was read
+  } catch (const NiftiError&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // zlib: "unexpected end of file", "incorrect data check", ...
+    throw NiftiError(path, fmt::format("file is truncated or corrupt: the compressed data of {} cannot be read to "
+                                       "their end ({})",
+                                       files.data.filename().string(), e.what()));
+  }
+  return h.image;
+}
+
 Image read_nifti(const std::filesystem::path& path, const NiftiReadLimits& limits) {
   Files files;
   const DecodedHeader h = read_header(path, limits, files);

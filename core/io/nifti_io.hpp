@@ -31,6 +31,12 @@ struct NiftiReadLimits {
 // Reads and validates the header only (for uncompressed files, the file size is checked as well).
 ImageHeader read_nifti_header(const std::filesystem::path& path, const NiftiReadLimits& limits = {});
 
+// The header of a file whose voxel data are all there, for a file whose grid is used but not its voxels (apply's
+// reference, a live run's T1 checked at start): as read_nifti_header, and a compressed file's data are decompressed to
+// their end and its gzip CRC checked, without being kept (memory: one 16 kB buffer). A file cut short is a NiftiError
+// naming it ("file is truncated: ..."), never taken for its intact header.
+ImageHeader read_complete_nifti_header(const std::filesystem::path& path, const NiftiReadLimits& limits = {});
+
 // Reads a 3D or 4D image as float32, scaled by scl_slope/scl_inter when scl_slope != 0.
 // Affine: sform if sform_code > 0, else qform if qform_code > 0, else diag(pixdim).
 // TR: pixdim[4] in seconds (ms and us units are converted). NaN/inf voxel values are kept as they are.

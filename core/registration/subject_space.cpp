@@ -45,7 +45,7 @@ Image read_anatomy(const std::filesystem::path& path, const std::string& what) {
 
 void check_anatomy(const std::filesystem::path& path, const std::string& what) {
   require_file(path, what);
-  require_3d(read_nifti_header(path), path, what);
+  require_3d(read_complete_nifti_header(path), path, what);  // a file cut short is refused here, not when it is used
 }
 
 std::filesystem::path normalization_affine_path(const std::string& prefix) {

@@ -34,7 +34,8 @@ struct SubjectSpaceOptions {
 // A 3D anatomical image (`what` names it in errors: "T1", "template"): read_nifti, refusing a missing file and a 4D
 // image with std::invalid_argument naming the file.
 Image read_anatomy(const std::filesystem::path& path, const std::string& what);
-// The same checks from the header alone (before a scan: nothing large is read).
+// The same checks from the header, and that the file's voxel data are all there (read_complete_nifti_header: a
+// compressed file is decompressed to its end, nothing kept), before a scan.
 void check_anatomy(const std::filesystem::path& path, const std::string& what);
 
 // Paths of `rtfmri normalize T1 --out PREFIX`'s transforms.

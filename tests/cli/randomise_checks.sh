@@ -71,8 +71,21 @@ expect_error "a NaN subject is named" 'subject 4 .*not finite at voxel \(8, 9, 6
   "$RTFMRI" randomise -i "$D/nan.nii" -o "$D/bad" -1 -x -m "$D/mask.nii"
 expect_error "-1 with a design" 'either -1 or -d' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -d "$D/design.mat" -t "$D/design.con"
-expect_error "a cluster threshold must be positive" 'cluster-forming threshold must be a positive' \
+expect_error "a cluster threshold must be positive" 'cluster-forming threshold \(t\) must be > 0 \(got 0\)' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -c 0
+# Thresholds that are no number, and a count below 1, said plainly (no 309-digit DBL_MAX).
+expect_error "-c nan is refused" '--cluster-extent: must be a finite number \(got nan\)' \
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -c nan
+expect_error "-C inf is refused" '--cluster-mass: must be a finite number \(got inf\)' \
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -C inf
+expect_error "a negative -C is refused" 'cluster-forming threshold \(t\) must be > 0 \(got -2.3\)' \
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -C -2.3
+expect_error "-n 0 says what it needs" '--permutations: the number of permutations must be at least 1 \(got 0\)' \
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -x -n 0
+expect_error "--tfce_H nan is refused" '--tfce_H: must be a finite number \(got nan\)' \
+  "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -T --tfce_H nan
+out=$("$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -1 -x -n 0 2>&1)
+if [[ "$out" =~ [0-9]{20} ]]; then fail "a 20-digit number in: $out"; else pass "no DBL_MAX in the message"; fi
 expect_error "an F test selecting nothing" 'selects no contrast' \
   "$RTFMRI" randomise -i "$D/data.nii" -o "$D/bad" -d "$D/design3.mat" -t "$D/design3.con" -f "$D/empty.fts" -x
 if ls "$D"/bad* >/dev/null 2>&1; then fail "a refused command left an output file"; else pass "refused commands wrote nothing"; fi

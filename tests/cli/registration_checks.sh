@@ -92,6 +92,15 @@ expect_error "apply names a transform it cannot read" 'garbage.txt: not an ITK' 
   "$RTFMRI" apply "$BRAIN" -r "$BRAIN" -t "$WORK/garbage.txt" -o "$WORK/bad.nii.gz"
 expect_error "apply refuses a missing reference" 'reference' \
   "$RTFMRI" apply "$BRAIN" -r /nonexistent.nii.gz -o "$WORK/bad.nii.gz"
+# A reference cut short (only its grid is used, but a file gone wrong is refused, naming it): compressed and not.
+head -c "$(($(stat -c %s "$BRAIN") * 2 / 3))" "$BRAIN" >"$WORK/cut_ref.nii.gz"
+expect_error "apply refuses a truncated .nii.gz reference" 'cut_ref.nii.gz: file is truncated' \
+  "$RTFMRI" apply "$BRAIN" -r "$WORK/cut_ref.nii.gz" -o "$WORK/bad.nii.gz"
+gzip -dc "$BRAIN" | head -c 100000 >"$WORK/cut_ref.nii"
+expect_error "apply refuses a truncated .nii reference" 'cut_ref.nii: file is truncated' \
+  "$RTFMRI" apply "$BRAIN" -r "$WORK/cut_ref.nii" -o "$WORK/bad.nii.gz"
+expect_error "apply refuses --default-value nan" 'must be a finite number \(got nan\)' \
+  "$RTFMRI" apply "$BRAIN" -r "$BRAIN" --default-value nan -o "$WORK/bad.nii.gz"
 if ls "$WORK"/bad* >/dev/null 2>&1; then fail "a refused command left an output file"; else pass "refused commands wrote nothing"; fi
 
 echo "$failures failure(s)"

@@ -7,7 +7,8 @@
 #  2. Ctrl-C to `scanner watch` while `sim dicom` writes: it exits 0, prints its report, every volume it sent is in the
 #     server's journal; Ctrl-C to `sim dicom` (at real-time pace, and as fast as possible, mid-file) leaves only
 #     complete files (whole GE volumes), as many as it says; a second watch completes the run, each volume once;
-#  3. bad input: a text file and a truncated DICOM in the watched folder are each named in a log line while the watch
+#  3. bad input: a text file, an 8 GiB file that is not DICOM (sparse; the watch under `ulimit -v` 2 GiB, which reading
+#     it whole cannot fit) and a truncated DICOM in the watched folder are each named in a log line while the watch
 #     goes on and records a good series written after them; a missing folder and a non-integer NIfTI are clear errors
 #     (the latter writes nothing, even when only its last volume is bad);
 #  4. `rtfmri run --afni-rt --no-listen` fed by afni_rt_client.py (AFNI's protocol as Dimon/rtfeedme speak it): two
@@ -125,9 +126,11 @@ done
 # ---- 3 (started now, finished last: a truncated file is named once the watch gives up on it, --give-up 2 s on) -------
 mkdir -p "$WORK/bad"
 echo "not an image" >"$WORK/bad/notes.txt"
+truncate -s 8G "$WORK/bad/console_dump.raw"  # sparse: costs no disk
 head -c 3000 "$WORK/export-siemens-mosaic/001_000001_000003.dcm" >"$WORK/bad/001_000009_000001.dcm"
 start_server server3 --exit-after-runs 1 || exit 1
-"$RTFMRI" scanner watch "$WORK/bad" --to "$ENDPOINT" --volumes 5 --give-up 2 >"$WORK/watch-bad.log" 2>&1 &
+(ulimit -v $((2 << 20)) && exec "$RTFMRI" scanner watch "$WORK/bad" --to "$ENDPOINT" --volumes 5 --give-up 2) \
+  >"$WORK/watch-bad.log" 2>&1 &
 BAD_WATCH=$!
 BAD_SERVER=$SERVER
 STARTED+=("$BAD_WATCH")
@@ -135,6 +138,12 @@ if wait_for "$PATIENCE" in_log "$WORK/watch-bad.log" "skipped: .*/bad/notes\.txt
   pass "bad input: the text file is named in a log line"
 else
   fail "bad input: no log line names notes.txt"
+  show "$WORK/watch-bad.log"
+fi
+if wait_for "$PATIENCE" in_log "$WORK/watch-bad.log" "skipped: .*/bad/console_dump\.raw: not a DICOM file"; then
+  pass "bad input: the 8 GiB file is skipped as not DICOM, named in a log line (under ulimit -v 2 GiB)"
+else
+  fail "bad input: no log line names console_dump.raw as not DICOM"
   show "$WORK/watch-bad.log"
 fi
 "$RTFMRI" sim dicom "$WORK/series.nii" --out "$WORK/bad" --speed 0 --series 2 >"$WORK/sim-bad.log" 2>&1 ||

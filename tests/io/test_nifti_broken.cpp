@@ -205,11 +205,20 @@ TEST(NiftiBrokenGz, DamagedCompressedStreamsAreErrors) {
   test::write_bytes(dir / "cut.nii.gz", cut);
   EXPECT_NO_THROW(read_nifti_header(dir / "cut.nii.gz"));  // the header itself is intact
   EXPECT_THROW(read_nifti(dir / "cut.nii.gz"), NiftiError);
+  // A reference grid (apply -r) is read whole, not kept: the cut is refused naming the file (issue 35).
+  EXPECT_EQ(read_complete_nifti_header(dir / "ok.nii.gz").dims, h.dims);
+  try {
+    read_complete_nifti_header(dir / "cut.nii.gz");
+    ADD_FAILURE() << "a .nii.gz cut in half taken for a whole file";
+  } catch (const NiftiError& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.nii.gz: file is truncated"), std::string::npos) << e.what();
+  }
 
   std::vector<uint8_t> bad_crc = good;
   bad_crc[bad_crc.size() - 6] ^= 0xFF;  // inside the CRC-32 of the gzip trailer
   test::write_bytes(dir / "crc.nii.gz", bad_crc);
   EXPECT_THROW(read_nifti(dir / "crc.nii.gz"), NiftiError);
+  EXPECT_THROW(read_complete_nifti_header(dir / "crc.nii.gz"), NiftiError);
 
   std::vector<uint8_t> flipped = good;
   for (size_t i = good.size() / 3; i < good.size() / 3 + 64; ++i) flipped[i] ^= 0x5A;
