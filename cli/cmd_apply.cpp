@@ -4,6 +4,7 @@
 
 #include "cli/cli_support.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 #include "core/registration/resample.hpp"
 #include "core/registration/transform_files.hpp"
 
@@ -31,7 +32,9 @@ void run(const ApplyArgs& args, const rtf::cli::GlobalOptions& globals) {
   // Nearest keeps the input's datatype (labels stay integers); interpolated values are float32.
   const rtf::DataType type =
       interp == rtf::ResampleInterpolation::kNearest ? input.header().source_type : rtf::DataType::kFloat32;
-  rtf::write_nifti(args.out, out, type);
+  rtf::io::OutputSet outputs;  // removed, not left half-written, on a failure or Ctrl-C
+  rtf::write_nifti(outputs.add(args.out), out, type);
+  outputs.commit();
   spdlog::info("resampled {} ({} volume(s)) onto {} ({}x{}x{}) through {} transform(s), {} -> {} ({:.2f} s)",
                args.input, input.nt(), args.reference, reference.dims[0], reference.dims[1], reference.dims[2],
                chain.size(), args.interp, args.out, clock.seconds());

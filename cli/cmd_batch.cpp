@@ -11,6 +11,7 @@
 
 #include "cli/cli_support.hpp"
 #include "core/io/atomic_file.hpp"
+#include "core/io/output_set.hpp"
 #include "core/scale/child_process.hpp"
 #include "core/scale/chunk_files.hpp"
 #include "core/scale/subject_list.hpp"
@@ -27,7 +28,10 @@ struct BatchArgs {
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot be opened", path.string()));
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw std::runtime_error(fmt::format("{}: read failed", path.string()));
+  return text;
 }
 
 // Runs one subject's command into a private temporary folder and packs its exit status, log and files.
@@ -120,7 +124,8 @@ void run(const BatchArgs& args, const rtf::cli::GlobalOptions& globals) {
     const auto log = r.values<char>();
     const fs::path folder = out / s.folder;
     fs::create_directories(folder);
-    write_text_atomically(folder / (s.id + "_batch.log"), std::string_view(log.data(), log.size()));
+    io::OutputSet subject_files;  // the subject's log and files appear together
+    write_text_atomically(subject_files.add(folder / (s.id + "_batch.log")), std::string_view(log.data(), log.size()));
     nlohmann::json entry{{"id", s.id}, {"input", s.input}, {"status", status}, {"seconds", seconds}};
     if (!s.events.empty()) entry["events"] = s.events;
     entry["files"] = nlohmann::json::array();
@@ -129,9 +134,10 @@ void run(const BatchArgs& args, const rtf::cli::GlobalOptions& globals) {
       const auto name = r.values<char>();
       const auto content = r.values<char>();
       const std::string file(name.begin(), name.end());
-      write_text_atomically(folder / file, std::string_view(content.data(), content.size()));
+      write_text_atomically(subject_files.add(folder / file), std::string_view(content.data(), content.size()));
       entry["files"].push_back((fs::path(s.folder) / file).string());
     }
+    subject_files.commit();
     if (status != 0) {
       failed.push_back(chunk);
       const std::string text(log.begin(), log.end());

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string_view>
 
 #include "cli/cli_support.hpp"
@@ -28,6 +29,7 @@
 #include "core/diffusion/diffusion_data.hpp"
 #include "core/diffusion/fibre_order.hpp"
 #include "core/io/atomic_file.hpp"
+#include "core/io/checked_file.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/scale/chunk_job.hpp"
 #include "core/util/hash.hpp"
@@ -49,9 +51,10 @@ constexpr int64_t kBusyVoxels = 65536;
 constexpr int kChunksPerDevice = 4;
 
 void copy_text(const fs::path& from, const fs::path& to) {
-  std::ifstream in(from);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  rtf::write_text_atomically(to, text);
+  std::ifstream in(from, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) throw std::runtime_error(fmt::format("{}: cannot be read again", from.string()));
+  rtf::write_text_atomically(to, text.str());
 }
 
 template <typename T>
@@ -145,17 +148,46 @@ rtf::BallStickRun join_blocks(const std::vector<rtf::ChunkBytes>& results, const
   return run;
 }
 
+// Removes everything in OUT.partial but its finished blocks (chunks/).
+void remove_all_but_chunks(const fs::path& partial, const fs::path& chunk_dir) {
+  for (const fs::directory_entry& e : fs::directory_iterator(partial)) {
+    if (e.path() != chunk_dir) fs::remove_all(e.path());
+  }
+}
+
 // Clears what an interrupted run left in OUT.partial except its finished blocks (chunks/), which this run reuses.
 void prepare_partial(const fs::path& partial, const fs::path& chunk_dir) {
   if (fs::exists(partial)) {
     spdlog::warn("bedpost: {} left by an interrupted run: its finished blocks are reused, its other files removed",
                  partial.string());
-    for (const fs::directory_entry& e : fs::directory_iterator(partial)) {
-      if (e.path() != chunk_dir) fs::remove_all(e.path());
-    }
+    remove_all_but_chunks(partial, chunk_dir);
   }
   fs::create_directories(partial);
 }
+
+// While the outputs are written into OUT.partial: a failure (e.g. a full disk) removes the files written so far, which
+// may be what filled the disk, and keeps the finished blocks, so that the command run again only writes.
+class PartialOutputs {
+ public:
+  PartialOutputs(fs::path partial, fs::path chunk_dir)
+      : partial_(std::move(partial)), chunk_dir_(std::move(chunk_dir)) {}
+  ~PartialOutputs() {
+    if (complete_) return;
+    try {
+      remove_all_but_chunks(partial_, chunk_dir_);
+      spdlog::warn("bedpost: no output kept; the finished blocks stay in {} for the same command run again",
+                   chunk_dir_.string());
+    } catch (...) {  // never throws from a destructor
+    }
+  }
+  PartialOutputs(const PartialOutputs&) = delete;
+  PartialOutputs& operator=(const PartialOutputs&) = delete;
+  void complete() { complete_ = true; }
+
+ private:
+  fs::path partial_, chunk_dir_;
+  bool complete_ = false;
+};
 
 void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   using namespace rtf;
@@ -299,7 +331,8 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
   spdlog::info("bedpost: {} voxel(s) without a usable fit started from defaults", unfitted);
   sort_fibres_by_mean_f(run);  // bedpostx's output order: fibre 1 the strongest in every voxel
 
-  // Outputs, into OUT.partial; renamed to OUT when every file is there.
+  // Outputs, into OUT.partial (every write checked and fsynced); renamed to OUT when every file is there.
+  PartialOutputs writing(partial, chunk_dir);
   const cli::Stopwatch write_clock;
   write_bedpost_maps(partial, input.data.header(), input.voxels, run, o);
   const double write_seconds = write_clock.seconds();
@@ -350,8 +383,10 @@ void run(const BedpostArgs& args, const rtf::cli::GlobalOptions& globals) {
                                {"write_seconds", write_seconds},
                                {"seconds", clock.seconds()}};
   write_text_atomically(partial / "bedpost.json", summary.dump(2) + "\n");
+  writing.complete();
   fs::remove_all(chunk_dir);
   fs::rename(partial, out);
+  io::fsync_directory(out.parent_path());
   fmt::print(
       "bedpost: {} voxels, {} samples of {} fibre(s) -> {} ({} block(s) on {} device(s), {} restored; chains {:.2f} s, "
       "writing {:.2f} s, {:.2f} s in all)\n",

@@ -23,6 +23,7 @@
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/io/npz_writer.hpp"
+#include "core/io/output_set.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "core/scale/chunk_files.hpp"
 #include "core/util/hash.hpp"
@@ -158,15 +159,16 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
   edges = {};
   const auto n = static_cast<double>(series.nodes());
   const double density = n > 1 ? static_cast<double>(graph.edges()) / (n * (n - 1) / 2) : 0.0;
-  write_csr_npz(args.out + "_edges.npz", graph);
+  io::OutputSet outputs;  // every file under its final name only when all are written
+  write_csr_npz(outputs.add(args.out + "_edges.npz"), graph);
   io::write_npz(
-      args.out + "_nodes.npz",
+      outputs.add(args.out + "_nodes.npz"),
       {io::npy_member<int64_t>("voxels", "<i8", {static_cast<int64_t>(series.nodes())}, series.voxels),
        io::npy_member<int64_t>("dims", "<i8", {3}, std::vector<int64_t>(grid.dims.begin(), grid.dims.end()))});
   const std::vector<int64_t> degrees = degree(graph);
-  cli::write_voxel_values(args.out + "_degree.nii.gz", grid, series.voxels,
+  cli::write_voxel_values(outputs.add(args.out + "_degree.nii.gz"), grid, series.voxels,
                           std::vector<double>(degrees.begin(), degrees.end()));
-  cli::write_voxel_values(args.out + "_strength.nii.gz", grid, series.voxels, strength(graph));
+  cli::write_voxel_values(outputs.add(args.out + "_strength.nii.gz"), grid, series.voxels, strength(graph));
   // Where it ran (one object, so that comparisons of runs on other devices drop it with the timings).
   const nlohmann::json devices{
       {"total", workers.total_devices()},    {"ranks", ranks.size()},
@@ -186,7 +188,8 @@ void run(const ConnectomeArgs& args, const rtf::cli::GlobalOptions& globals) {
                                {"devices", devices},
                                {"device_seconds", compute_seconds},
                                {"seconds", clock.seconds()}};
-  write_text_atomically(args.out + "_connectome.json", summary.dump(2) + "\n");
+  write_text_atomically(outputs.add(args.out + "_connectome.json"), summary.dump(2) + "\n");
+  outputs.commit();
   if (!chunk_dir.empty()) remove_chunk_files(chunk_dir);  // the outputs are whole: the chunk files are no longer needed
   fmt::print(
       "connectome: {} nodes, {} edges (density {:.3g}) -> {}_edges.npz, _nodes.npz, _degree, _strength, "

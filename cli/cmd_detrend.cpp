@@ -8,6 +8,7 @@
 
 #include "cli/cli_support.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 #include "core/temporal/detrend.hpp"
 
 namespace {
@@ -40,7 +41,9 @@ void run(const Options& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& g
   rtf::Detrender detrender(*device, image.header().voxels_per_volume(), image.nt(), tr_s, spec);
   rtf::Image result = detrender.detrend(image);
   if (tr_s > 0.0) result.header().tr_s = tr_s;
-  rtf::write_nifti(o.out, result);
+  rtf::io::OutputSet outputs;  // removed, not left half-written, on a failure or Ctrl-C
+  rtf::write_nifti(outputs.add(o.out), result);
+  outputs.commit();
   spdlog::info("detrended {} volume(s) of {}x{}x{} ({} basis functions, mean {}) -> {} ({:.2f} s)", image.nt(),
                image.nx(), image.ny(), image.nz(), detrender.design().cols(), spec.remove_mean ? "removed" : "kept",
                o.out, clock.seconds());

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -24,6 +24,7 @@
 #include "core/glm/series_glm.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "core/permutation/first_level_permutation.hpp"
 #include "core/permutation/fwe.hpp"
@@ -92,16 +93,16 @@ rtf::DesignOptions design_options(const GlmCli& c, const rtf::Image& bold) {
   return o;
 }
 
-void write_design(const std::string& path, const rtf::DesignMatrix& d) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write " + path);
+void write_design(const std::filesystem::path& path, const rtf::DesignMatrix& d) {
+  std::string text;
   const auto names = d.names();
-  for (size_t j = 0; j < names.size(); ++j) f << (j ? "\t" : "") << names[j];
-  f << "\n";
+  for (size_t j = 0; j < names.size(); ++j) text += (j ? "\t" : "") + names[j];
+  text += "\n";
   for (Eigen::Index t = 0; t < d.x.rows(); ++t) {
-    for (Eigen::Index j = 0; j < d.x.cols(); ++j) f << (j ? "\t" : "") << fmt::format("{:.8g}", d.x(t, j));
-    f << "\n";
+    for (Eigen::Index j = 0; j < d.x.cols(); ++j) text += fmt::format("{}{:.8g}", j ? "\t" : "", d.x(t, j));
+    text += "\n";
   }
+  rtf::write_text_atomically(path, text);
 }
 
 // Voxels of a statistic map above `threshold` (absolute value for t) and its largest value, over finite voxels.
@@ -124,16 +125,17 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
   using namespace rtf;
   const ArGlmOptions ar{.order = ar_order(c), .iterations = c.ar_iterations, .ar_fwhm_mm = c.ar_fwhm};
   const ArGlmImages fit = fit_ar_glm_series(device, bold, design.x, contrasts, mask, ar, c.fwhm);
-  write_design(c.out + "_design.tsv", design);
-  write_nifti(c.out + "_beta.nii.gz", fit.beta);
-  write_nifti(c.out + "_sigma2.nii.gz", fit.sigma2);
-  write_nifti(c.out + "_ar.nii.gz", fit.rho);
+  io::OutputSet outputs;  // every file under its final name only when all are written
+  write_design(outputs.add(c.out + "_design.tsv"), design);
+  write_nifti(outputs.add(c.out + "_beta.nii.gz"), fit.beta);
+  write_nifti(outputs.add(c.out + "_sigma2.nii.gz"), fit.sigma2);
+  write_nifti(outputs.add(c.out + "_ar.nii.gz"), fit.rho);
   {
     ImageHeader h = bold.header();
     h.num_volumes = 1;
     Image m(h);
     std::copy(mask.begin(), mask.end(), m.data().begin());
-    write_nifti(c.out + "_mask.nii.gz", m);
+    write_nifti(outputs.add(c.out + "_mask.nii.gz"), m);
   }
   fmt::print(
       "glm: {} volumes, {} columns (rank {}), AR({}) noise, {} Cochrane-Orcutt fit(s), AR maps smoothed {} mm, "
@@ -167,13 +169,13 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
         }
         effect.data()[v] = static_cast<float>(e);
       }
-      write_nifti(base + "_stat-effect.nii.gz", effect);
-      write_nifti(base + "_stat-t.nii.gz", fit.statistics[k]);
+      write_nifti(outputs.add(base + "_stat-effect.nii.gz"), effect);
+      write_nifti(outputs.add(base + "_stat-t.nii.gz"), fit.statistics[k]);
       const auto [above, peak] = summarize(fit.statistics[k], c.threshold, true);
       fmt::print("  {} (t): max |t| {:.2f}, {} voxels with |t| > {}\n", con.name, peak, above, c.threshold);
       entry.update({{"type", "t"}, {"max_abs_t", peak}, {"voxels_above", above}});
     } else {
-      write_nifti(base + "_stat-F.nii.gz", fit.statistics[k]);
+      write_nifti(outputs.add(base + "_stat-F.nii.gz"), fit.statistics[k]);
       const auto [above, peak] = summarize(fit.statistics[k], c.threshold * c.threshold, false);
       fmt::print("  {} (F): max F {:.2f}, {} voxels with F > {:.2f}\n", con.name, peak, above,
                  c.threshold * c.threshold);
@@ -209,8 +211,8 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
     for (size_t k = 0; k < contrasts.size(); ++k) {
       const FirstLevelContrastResult& cr = r.contrasts[k];
       const std::string base = c.out + "_contrast-" + file_safe(contrasts[k].name);
-      cli::write_voxel_values(base + "_vox_corrp.nii.gz", grid, voxels, cr.vox_corrp);
-      rtf::write_null_distribution(base + "_null_vox.txt", cr.max_null);
+      cli::write_voxel_values(outputs.add(base + "_vox_corrp.nii.gz"), grid, voxels, cr.vox_corrp);
+      rtf::write_null_distribution(outputs.add(base + "_null_vox.txt"), cr.max_null);
       size_t significant = 0;
       for (double x : cr.vox_corrp) significant += x >= 0.95 ? 1 : 0;
       nlohmann::json inference{{"permutations", r.count},
@@ -219,22 +221,22 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
                                {"seed", c.seed},
                                {"fwe_voxels", significant}};
       if (!cr.clustere_corrp.empty()) {
-        cli::write_voxel_values(base + "_clustere_corrp.nii.gz", grid, voxels, cr.clustere_corrp);
-        rtf::write_null_distribution(base + "_null_clustere.txt", cr.max_extent);
+        cli::write_voxel_values(outputs.add(base + "_clustere_corrp.nii.gz"), grid, voxels, cr.clustere_corrp);
+        rtf::write_null_distribution(outputs.add(base + "_null_clustere.txt"), cr.max_extent);
       }
       if (!cr.clusterm_corrp.empty()) {
-        cli::write_voxel_values(base + "_clusterm_corrp.nii.gz", grid, voxels, cr.clusterm_corrp);
-        rtf::write_null_distribution(base + "_null_clusterm.txt", cr.max_mass);
+        cli::write_voxel_values(outputs.add(base + "_clusterm_corrp.nii.gz"), grid, voxels, cr.clusterm_corrp);
+        rtf::write_null_distribution(outputs.add(base + "_null_clusterm.txt"), cr.max_mass);
       }
       if (!cr.max_extent.empty()) {
         inference["cluster_threshold"] = c.cluster_threshold;
         inference["clusters"] = cr.clusters;
       }
       if (!cr.tfce.empty()) {
-        cli::write_voxel_values(base + "_tfce.nii.gz", grid, voxels,
+        cli::write_voxel_values(outputs.add(base + "_tfce.nii.gz"), grid, voxels,
                                 std::vector<double>(cr.tfce.begin(), cr.tfce.end()));
-        cli::write_voxel_values(base + "_tfce_corrp.nii.gz", grid, voxels, cr.tfce_corrp);
-        rtf::write_null_distribution(base + "_null_tfce.txt", cr.max_tfce);
+        cli::write_voxel_values(outputs.add(base + "_tfce_corrp.nii.gz"), grid, voxels, cr.tfce_corrp);
+        rtf::write_null_distribution(outputs.add(base + "_null_tfce.txt"), cr.max_tfce);
         inference["tfce_dh"] = cr.dh;
       }
       fmt::print("  {}: {} voxel(s) at FWE p <= 0.05 of {} permutations\n", contrasts[k].name, significant, r.count);
@@ -243,7 +245,8 @@ void run_ar(const GlmCli& c, rtf::Device& device, const rtf::Image& bold, const 
     summary["permutation_seconds"] = perm_clock.seconds();
   }
   summary["seconds"] = clock.seconds();
-  write_text_atomically(c.out + "_glm.json", summary.dump(2) + "\n");
+  write_text_atomically(outputs.add(c.out + "_glm.json"), summary.dump(2) + "\n");
+  outputs.commit();
   fmt::print("wrote {}_design.tsv, _beta, _sigma2, _ar, _mask, _contrast-*.nii.gz, _glm.json ({:.2f} s)\n", c.out,
              clock.seconds());
 }
@@ -311,9 +314,10 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     b.order = std::max(1, ar_order(c));
     fmt::print("glm --bayes: {} volumes, {} columns, AR({}) noise, {} chain(s) of {} draws after {} burn-in\n",
                bold.nt(), design.x.cols(), b.order, b.chains, b.draws, b.burn_in);
-    run_bayes_glm(b, workers, bold, design, contrasts, files, inside, c.out);
+    io::OutputSet outputs;  // rank 0's files, committed by run_bayes_glm when all are written
+    if (workers.root()) write_design(outputs.add(c.out + "_design.tsv"), design);
+    run_bayes_glm(b, workers, bold, design, contrasts, files, inside, c.out, outputs);
     if (!workers.root()) return;  // rank 0 writes
-    write_design(c.out + "_design.tsv", design);
     fmt::print(
         "wrote {}_design.tsv, _contrast-*_stat-{{postmean,postsd,ppm}}.nii.gz, _sigma2_postmean, _ar_postmean, "
         "_glm.json ({:.2f} s)\n",
@@ -321,15 +325,16 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     return;
   }
   const SeriesGlmResult r = fit_series_glm(*device, bold, design, contrasts, c.ar1, mask);
-  write_design(c.out + "_design.tsv", design);
-  write_nifti(c.out + "_beta.nii.gz", r.beta);
-  write_nifti(c.out + "_sigma2.nii.gz", r.sigma2);
+  io::OutputSet outputs;  // every file under its final name only when all are written
+  write_design(outputs.add(c.out + "_design.tsv"), design);
+  write_nifti(outputs.add(c.out + "_beta.nii.gz"), r.beta);
+  write_nifti(outputs.add(c.out + "_sigma2.nii.gz"), r.sigma2);
   if (mask) {
     ImageHeader h = bold.header();
     h.num_volumes = 1;
     Image m(h);
     std::copy(mask->begin(), mask->end(), m.data().begin());
-    write_nifti(c.out + "_mask.nii.gz", m);
+    write_nifti(outputs.add(c.out + "_mask.nii.gz"), m);
   }
   fmt::print("glm: {} volumes, {} columns (rank {}), {} residual dof{}\n", bold.nt(), design.x.cols(), r.model.rank,
              r.model.dof, c.ar1 != 0.0 ? fmt::format(", AR(1) {}", c.ar1) : "");
@@ -342,15 +347,15 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     nlohmann::json entry{{"name", con.name}};
     if (!con.is_f()) {
       if (!r.model.t_estimable[kt]) spdlog::warn("contrast {} is not estimable from this design", con.name);
-      write_nifti(base + "_stat-effect.nii.gz", r.contrast[kt]);
-      write_nifti(base + "_stat-t.nii.gz", r.t[kt]);
+      write_nifti(outputs.add(base + "_stat-effect.nii.gz"), r.contrast[kt]);
+      write_nifti(outputs.add(base + "_stat-t.nii.gz"), r.t[kt]);
       const auto [above, peak] = summarize(r.t[kt], c.threshold, true);
       fmt::print("  {} (t): max |t| {:.2f}, {} voxels with |t| > {}\n", con.name, peak, above, c.threshold);
       entry.update(
           {{"type", "t"}, {"max_abs_t", peak}, {"voxels_above", above}, {"estimable", bool(r.model.t_estimable[kt])}});
       ++kt;
     } else {
-      write_nifti(base + "_stat-F.nii.gz", r.f[kf]);
+      write_nifti(outputs.add(base + "_stat-F.nii.gz"), r.f[kf]);
       const auto [above, peak] = summarize(r.f[kf], c.threshold * c.threshold, false);
       fmt::print("  {} (F, {} and {} dof): max F {:.2f}, {} voxels with F > {:.2f}\n", con.name, r.model.f_dof[kf],
                  r.model.dof, peak, above, c.threshold * c.threshold);
@@ -359,7 +364,8 @@ void run(const GlmCli& c, const rtf::cli::GlobalOptions& globals) {
     }
     summary["contrasts"].push_back(entry);
   }
-  std::ofstream(c.out + "_glm.json") << summary.dump(2) << "\n";
+  write_text_atomically(outputs.add(c.out + "_glm.json"), summary.dump(2) + "\n");
+  outputs.commit();
   fmt::print("wrote {}_design.tsv, _beta, _sigma2, _mask, _contrast-*_stat-*.nii.gz, _glm.json ({:.2f} s)\n", c.out,
              clock.seconds());
 }

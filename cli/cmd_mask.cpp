@@ -6,6 +6,7 @@
 #include "cli/option_checks.hpp"
 #include "core/io/data_lookup.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "core/mask/template_mask.hpp"
 
@@ -48,8 +49,10 @@ void run_template(const MaskArgs& args, const rtf::Image& series, rtf::Device& d
       rtf::template_brain_mask(device, subject, rtf::read_nifti(head), rtf::read_nifti(brain), spec);
   rtf::ImageHeader h = subject.header();
   h.description = "rtfmri brain mask (template)";
-  rtf::write_nifti(args.output, rtf::Image(h, std::vector<float>(mask.inside.begin(), mask.inside.end())),
+  rtf::io::OutputSet outputs;  // removed, not left half-written, on a failure or Ctrl-C
+  rtf::write_nifti(outputs.add(args.output), rtf::Image(h, std::vector<float>(mask.inside.begin(), mask.inside.end())),
                    rtf::DataType::kUint8);
+  outputs.commit();
   const double percent = 100.0 * static_cast<double>(mask.count) / static_cast<double>(mask.inside.size());
   const bool mi = spec.registration.cost == rtf::LinearCost::kMi;
   spdlog::info("mask: {} of {} voxels ({:.1f}%) inside {}'s brain after registration ({} {:.4f}) -> {} ({:.2f} s)",
@@ -72,7 +75,9 @@ void run(const MaskArgs& args, const rtf::cli::GlobalOptions& globals) {
   h.num_volumes = 1;
   h.description = "rtfmri brain mask";
   rtf::Image out(h, std::vector<float>(mask.inside.begin(), mask.inside.end()));
-  rtf::write_nifti(args.output, out, rtf::DataType::kUint8);
+  rtf::io::OutputSet outputs;  // removed, not left half-written, on a failure or Ctrl-C
+  rtf::write_nifti(outputs.add(args.output), out, rtf::DataType::kUint8);
+  outputs.commit();
   const double percent = 100.0 * static_cast<double>(mask.count) / static_cast<double>(mask.inside.size());
   spdlog::info("mask: {} of {} voxels ({:.1f}%) above {:.4g} -> {} ({:.2f} s)", mask.count, mask.inside.size(), percent,
                mask.threshold, args.output, clock.seconds());

@@ -10,6 +10,7 @@
 #include "cli/command_registry.hpp"
 #include "cli/option_checks.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "core/motion/motion_metrics.hpp"
 #include "core/registration/rigid_registration.hpp"
@@ -83,10 +84,12 @@ void run(const McOptions& o, const rtf::cli::GlobalOptions& globals) {
     }
     motion.push_back(m);
   }
-  write_nifti(o.out + ".nii.gz", out);
-  write_fsl_par(o.out + ".par", motion);
-  write_afni_1d(o.out + ".1D", motion);
-  write_motion_tsv(o.out + "_fd.tsv", motion);
+  io::OutputSet outputs;  // the four files under their final names only when all are written
+  write_nifti(outputs.add(o.out + ".nii.gz"), out);
+  write_fsl_par(outputs.add(o.out + ".par"), motion);
+  write_afni_1d(outputs.add(o.out + ".1D"), motion);
+  write_motion_tsv(outputs.add(o.out + "_fd.tsv"), motion);
+  outputs.commit();
   double max_fd = 0.0;
   for (const auto& m : motion) max_fd = std::max(max_fd, m.fd_mm);
   fmt::print(

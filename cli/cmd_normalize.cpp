@@ -10,6 +10,7 @@
 #include "core/io/atomic_file.hpp"
 #include "core/io/data_lookup.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 #include "core/registration/itk_transform.hpp"
 #include "core/registration/normalization.hpp"
 #include "core/registration/resample.hpp"
@@ -101,8 +102,9 @@ void run(const NormalizeArgs& args, const rtf::cli::GlobalOptions& globals) {
   const std::string warped_path = args.out + "_warped.nii.gz";
   const std::string jacobian_path = args.out + "_jacobian.nii.gz";
   const std::string report_path = args.out + "_normalize.json";
-  rtf::write_itk_affine(affine_path, result.affine);
-  rtf::write_nifti(warped_path, warped);
+  rtf::io::OutputSet outputs;  // every file under its final name only when all are written
+  rtf::write_itk_affine(outputs.add(affine_path), result.affine);
+  rtf::write_nifti(outputs.add(warped_path), warped);
   nlohmann::json report = {{"t1", args.t1},
                            {"template", template_path.string()},
                            {"device", device->info().device_name},
@@ -114,9 +116,9 @@ void run(const NormalizeArgs& args, const rtf::cli::GlobalOptions& globals) {
                            {"seconds", 0.0}};
   for (const auto& l : result.affine_report.levels) report["affine_ncc_levels"].push_back(l.ncc);
   if (result.warp) {
-    rtf::write_displacement_field(warp_path, *result.warp);
-    rtf::write_displacement_field(inverse_path, *result.inverse_warp);
-    if (result.jacobian) rtf::write_nifti(jacobian_path, *result.jacobian);
+    rtf::write_displacement_field(outputs.add(warp_path), *result.warp);
+    rtf::write_displacement_field(outputs.add(inverse_path), *result.inverse_warp);
+    if (result.jacobian) rtf::write_nifti(outputs.add(jacobian_path), *result.jacobian);
     const rtf::JacobianSummary& j = result.jacobian_summary;
     report["warp"] = warp_path;
     report["inverse_warp"] = inverse_path;
@@ -142,7 +144,8 @@ void run(const NormalizeArgs& args, const rtf::cli::GlobalOptions& globals) {
         j.min, j.max, j.folded, result.inverse_error_mean_mm, result.inverse_error_max_mm);
   }
   report["seconds"] = clock.seconds();
-  rtf::write_text_atomically(report_path, report.dump(2) + "\n");
+  rtf::write_text_atomically(outputs.add(report_path), report.dump(2) + "\n");
+  outputs.commit();
   spdlog::info("NCC in the template's brain: affine {:.4f}, {} {:.4f}; wrote {}_* ({:.2f} s; registration {:.2f} s)",
                ncc_affine, result.warp ? "non-linear" : "affine", ncc, args.out, clock.seconds(), result.seconds);
   if (result.warp) {

@@ -17,6 +17,7 @@
 #include "cli/option_checks.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 #include "core/permutation/clusters.hpp"
 #include "core/permutation/fwe.hpp"
 #include "core/permutation/permutation_chunks.hpp"
@@ -388,6 +389,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     result.seconds = contrast_clock.seconds();
   }
   if (!workers.root()) return;  // rank 0 writes everything
+  rtf::io::OutputSet outputs;   // every file under its final name only when all are written
 
   nlohmann::json report = {{"subjects", n},
                            {"voxels", nv},
@@ -405,7 +407,7 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     const std::string& suffix = suffixes[k];
     const bool f_test = models[k].is_f();
     std::vector<double> t(r.t.begin(), r.t.end());
-    rtf::cli::write_voxel_values(args.output + "_" + suffix + ".nii.gz", data.header(), voxels, t);
+    rtf::cli::write_voxel_values(outputs.add(args.output + "_" + suffix + ".nii.gz"), data.header(), voxels, t);
     nlohmann::json entry = {{"name", names[k]}, {"file", suffix}, {"max", *std::max_element(t.begin(), t.end())}};
     if (args.voxelwise) {
       rtf::VoxelPermutationResult whole;
@@ -414,15 +416,16 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
       whole.max_null = perm.max_null;
       auto p = whole.uncorrected_p();
       for (double& x : p) x = 1.0 - x;
-      rtf::cli::write_voxel_values(args.output + "_vox_p_" + suffix + ".nii.gz", data.header(), voxels, p);
+      rtf::cli::write_voxel_values(outputs.add(args.output + "_vox_p_" + suffix + ".nii.gz"), data.header(), voxels, p);
       auto corrp = whole.corrected_p();
       size_t significant = 0;
       for (double& x : corrp) {
         significant += x <= 0.05 ? 1 : 0;
         x = 1.0 - x;
       }
-      rtf::cli::write_voxel_values(args.output + "_vox_corrp_" + suffix + ".nii.gz", data.header(), voxels, corrp);
-      rtf::write_null_distribution(args.output + "_vox_null_" + suffix + ".txt", whole.max_null);
+      rtf::cli::write_voxel_values(outputs.add(args.output + "_vox_corrp_" + suffix + ".nii.gz"), data.header(), voxels,
+                                   corrp);
+      rtf::write_null_distribution(outputs.add(args.output + "_vox_null_" + suffix + ".txt"), whole.max_null);
       entry["fwe_significant_voxels"] = significant;
       spdlog::info("contrast {} ({}): max {:.3f}; {} voxel(s) at FWE p <= 0.05 ({:.2f} s)", k + 1, names[k],
                    entry["max"].get<double>(), significant, r.seconds);
@@ -430,9 +433,9 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     entry["seconds"] = r.seconds;
     if (extent && !f_test) {
       const rtf::ObservedClusters o = cluster_stats(0).observed(r.t, static_cast<float>(args.cluster_extent));
-      rtf::cli::write_voxel_values(args.output + "_clustere_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                                   rtf::fwe_one_minus_p(o.extent, perm.max_extent, 0.0));
-      rtf::write_null_distribution(args.output + "_clustere_null_" + suffix + ".txt", perm.max_extent);
+      rtf::cli::write_voxel_values(outputs.add(args.output + "_clustere_corrp_" + suffix + ".nii.gz"), data.header(),
+                                   voxels, rtf::fwe_one_minus_p(o.extent, perm.max_extent, 0.0));
+      rtf::write_null_distribution(outputs.add(args.output + "_clustere_null_" + suffix + ".txt"), perm.max_extent);
       entry["clusters_extent"] = {
           {"threshold", args.cluster_extent}, {"clusters", o.clusters}, {"largest", perm.max_extent.at(0)}};
       spdlog::info("contrast {}: {} cluster(s) at t > {} (largest {} voxels)", k + 1, o.clusters, args.cluster_extent,
@@ -440,21 +443,21 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     }
     if (mass && !f_test) {
       const rtf::ObservedClusters o = cluster_stats(0).observed(r.t, static_cast<float>(args.cluster_mass));
-      rtf::cli::write_voxel_values(args.output + "_clusterm_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                                   rtf::fwe_one_minus_p(o.mass, perm.max_mass, 1e-6));
-      rtf::write_null_distribution(args.output + "_clusterm_null_" + suffix + ".txt", perm.max_mass);
+      rtf::cli::write_voxel_values(outputs.add(args.output + "_clusterm_corrp_" + suffix + ".nii.gz"), data.header(),
+                                   voxels, rtf::fwe_one_minus_p(o.mass, perm.max_mass, 1e-6));
+      rtf::write_null_distribution(outputs.add(args.output + "_clusterm_null_" + suffix + ".txt"), perm.max_mass);
       entry["clusters_mass"] = {
           {"threshold", args.cluster_mass}, {"clusters", o.clusters}, {"largest", perm.max_mass.at(0)}};
     }
     if (want_tfce && !f_test) {
       rtf::TfceStatistics& tfce = tfce_stats(0);
       const std::vector<float> observed = tfce.tfce(r.t, r.dh);
-      rtf::cli::write_voxel_values(args.output + "_tfce_" + suffix + ".nii.gz", data.header(), voxels,
+      rtf::cli::write_voxel_values(outputs.add(args.output + "_tfce_" + suffix + ".nii.gz"), data.header(), voxels,
                                    std::vector<double>(observed.begin(), observed.end()));
       // Float sums of up to ~100 terms on the device: a relative slack of 1e-4 keeps the identity's own maximum.
-      rtf::cli::write_voxel_values(args.output + "_tfce_corrp_" + suffix + ".nii.gz", data.header(), voxels,
-                                   rtf::fwe_one_minus_p(observed, perm.max_tfce, 1e-4));
-      rtf::write_null_distribution(args.output + "_tfce_null_" + suffix + ".txt", perm.max_tfce);
+      rtf::cli::write_voxel_values(outputs.add(args.output + "_tfce_corrp_" + suffix + ".nii.gz"), data.header(),
+                                   voxels, rtf::fwe_one_minus_p(observed, perm.max_tfce, 1e-4));
+      rtf::write_null_distribution(outputs.add(args.output + "_tfce_null_" + suffix + ".txt"), perm.max_tfce);
       entry["tfce"] = {{"dh", r.dh},
                        {"E", tfce.extent_exponent()},
                        {"H", tfce.height_exponent()},
@@ -464,8 +467,9 @@ void run(const RandomiseArgs& args, const rtf::cli::GlobalOptions& globals) {
     report["contrasts"].push_back(entry);
   }
   report["seconds"] = clock.seconds();
-  rtf::write_text_atomically(args.output + "_randomise.json", report.dump(2) + "\n");
-  std::error_code ignored;
+  rtf::write_text_atomically(outputs.add(args.output + "_randomise.json"), report.dump(2) + "\n");
+  outputs.commit();
+  std::error_code ignored;  // the outputs are whole: the chunk files are no longer needed
   std::filesystem::remove_all(chunk_root, ignored);
   spdlog::info("randomise: {} contrast(s) -> {}_* ({:.2f} s)", models.size(), args.output, clock.seconds());
 }

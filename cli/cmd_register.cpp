@@ -8,6 +8,7 @@
 #include "cli/option_checks.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 #include "core/registration/itk_transform.hpp"
 #include "core/registration/linear_registration.hpp"
 #include "core/registration/resample.hpp"
@@ -79,8 +80,9 @@ void run(const RegisterArgs& args, const rtf::cli::GlobalOptions& globals) {
   const std::string affine_path = args.out + "_affine.txt";
   const std::string warped_path = args.out + "_warped.nii.gz";
   const std::string report_path = args.out + "_register.json";
-  rtf::write_itk_affine(affine_path, result.transform);
-  rtf::write_nifti(warped_path, warped);
+  rtf::io::OutputSet outputs;  // every file under its final name only when all are written
+  rtf::write_itk_affine(outputs.add(affine_path), result.transform);
+  rtf::write_nifti(outputs.add(warped_path), warped);
   nlohmann::json report = {{"moving", args.moving},
                            {"fixed", args.fixed},
                            {"fixed_mask", args.fixed_mask},
@@ -114,7 +116,8 @@ void run(const RegisterArgs& args, const rtf::cli::GlobalOptions& globals) {
                                 {"lncc", level.lncc},
                                 {"seconds", level.seconds}});
   }
-  rtf::write_text_atomically(report_path, report.dump(2) + "\n");
+  rtf::write_text_atomically(outputs.add(report_path), report.dump(2) + "\n");
+  outputs.commit();
   if (!result.converged) spdlog::warn("the finest level stopped at --max-iterations before converging");
   spdlog::info("registered {} to {} ({} dof): {} {:.4f} -> {:.4f}; wrote {}, {}, {} ({:.2f} s)", args.moving,
                args.fixed, args.dof, cost_name,

@@ -8,6 +8,7 @@
 
 #include "cli/cli_support.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 #include "core/temporal/slice_order.hpp"
 #include "core/temporal/slice_timing.hpp"
 
@@ -49,7 +50,9 @@ void run(const Options& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& g
   rtf::SliceTimingCorrector corrector(*device, image.header().dims, image.nt(), spec);
   rtf::Image result = corrector.correct(image);
   result.header().tr_s = spec.tr_s;
-  rtf::write_nifti(o.out, result);
+  rtf::io::OutputSet outputs;  // removed, not left half-written, on a failure or Ctrl-C
+  rtf::write_nifti(outputs.add(o.out), result);
+  outputs.commit();
   spdlog::info(
       "slice-timing corrected {} volume(s) of {}x{}x{} (TR {:.6g} s, {} interpolation, reference time {:.4f} s) "
       "-> {} ({:.2f} s)",

@@ -7,6 +7,7 @@
 #include "cli/option_checks.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 
 namespace {
 
@@ -36,7 +37,9 @@ void run(const SmoothArgs& args, const rtf::cli::GlobalOptions& globals) {
   rtf::GaussianSmoother smoother(*device, h.dims, h.voxel_mm,
                                  {.fwhm_mm = args.fwhm_mm, .truncate_sigmas = args.truncate}, mask_span, batch);
   const rtf::Image out = smoother.smooth(image);
-  rtf::write_nifti(args.output, out);
+  rtf::io::OutputSet outputs;  // removed, not left half-written, on a failure or Ctrl-C
+  rtf::write_nifti(outputs.add(args.output), out);
+  outputs.commit();
   spdlog::info("smoothed {} volume(s) of {}x{}x{} at FWHM {} mm{} -> {} ({:.2f} s)", image.nt(), h.dims[0], h.dims[1],
                h.dims[2], args.fwhm_mm, mask.empty() ? "" : " inside the mask", args.output, clock.seconds());
 }

@@ -74,7 +74,7 @@ void unpack_block(const ChunkBytes& bytes, int64_t begin, int64_t count, BayesGl
 
 void run_bayes_glm(const BayesGlmCli& options, Workers& workers, const Image& bold, const DesignMatrix& design,
                    const std::vector<GlmContrast>& contrasts, const std::vector<std::string>& contrast_files,
-                   const std::vector<uint8_t>& mask, const std::string& out) {
+                   const std::vector<uint8_t>& mask, const std::string& out, io::OutputSet& outputs) {
   for (const GlmContrast& c : contrasts) {
     if (c.is_f()) throw std::invalid_argument(fmt::format("--bayes: contrast {} is an F contrast (t only)", c.name));
   }
@@ -176,9 +176,9 @@ void run_bayes_glm(const BayesGlmCli& options, Workers& workers, const Image& bo
       {"contrasts", nlohmann::json::array()}};
   for (size_t k = 0; k < nc; ++k) {
     const std::string base = out + "_contrast-" + contrast_files[k];
-    write_nifti(base + "_stat-postmean.nii.gz", map(s.mean[k]));
-    write_nifti(base + "_stat-postsd.nii.gz", map(s.sd[k]));
-    write_nifti(base + "_stat-ppm.nii.gz", map(s.ppm[k]));
+    write_nifti(outputs.add(base + "_stat-postmean.nii.gz"), map(s.mean[k]));
+    write_nifti(outputs.add(base + "_stat-postsd.nii.gz"), map(s.sd[k]));
+    write_nifti(outputs.add(base + "_stat-ppm.nii.gz"), map(s.ppm[k]));
     const auto confident = std::count_if(s.ppm[k].begin(), s.ppm[k].end(), [](double p) { return p > 0.95; });
     fmt::print("  {}: {} voxels with P(effect > 0) > 0.95, split-R-hat median {:.4f}\n", contrasts[k].name, confident,
                describe(s.r_hat[k], true).value("median", std::nan("")));
@@ -187,9 +187,9 @@ void run_bayes_glm(const BayesGlmCli& options, Workers& workers, const Image& bo
                                     {"split_r_hat", describe(s.r_hat[k], true)},
                                     {"ess", describe(s.ess[k], false)}});
   }
-  write_nifti(out + "_sigma2_postmean.nii.gz", map(s.mean[nc]));
+  write_nifti(outputs.add(out + "_sigma2_postmean.nii.gz"), map(s.mean[nc]));
   if (order == 1) {
-    write_nifti(out + "_ar_postmean.nii.gz", map(s.mean[nc + 1]));
+    write_nifti(outputs.add(out + "_ar_postmean.nii.gz"), map(s.mean[nc + 1]));
   } else {
     ImageHeader h4 = bold.header();
     h4.num_volumes = order;
@@ -199,7 +199,7 @@ void run_bayes_glm(const BayesGlmCli& options, Workers& workers, const Image& bo
       const std::span<float> volume = rho.volume(k);
       for (size_t v = 0; v < voxels.size(); ++v) volume[voxels[v]] = static_cast<float>(values[v]);
     }
-    write_nifti(out + "_ar_postmean.nii.gz", rho);
+    write_nifti(outputs.add(out + "_ar_postmean.nii.gz"), rho);
   }
   summary["sigma2"] = {{"split_r_hat", describe(s.r_hat[nc], true)}, {"ess", describe(s.ess[nc], false)}};
   if (order == 1) {
@@ -211,8 +211,9 @@ void run_bayes_glm(const BayesGlmCli& options, Workers& workers, const Image& bo
     summary["ar"].push_back(
         {{"coefficient", k + 1}, {"split_r_hat", describe(s.r_hat[q], true)}, {"ess", describe(s.ess[q], false)}});
   }
-  write_text_atomically(out + "_glm.json", summary.dump(2) + "\n");
-  std::filesystem::remove_all(job.chunk_dir);
+  write_text_atomically(outputs.add(out + "_glm.json"), summary.dump(2) + "\n");
+  outputs.commit();
+  std::filesystem::remove_all(job.chunk_dir);  // the outputs are whole: the finished blocks are no longer needed
 }
 
 }  // namespace rtf::cli

@@ -13,6 +13,7 @@
 #include "core/design/design_matrix.hpp"
 #include "core/glm/glm_model.hpp"
 #include "core/image/image.hpp"
+#include "core/io/output_set.hpp"
 #include "core/scale/chunk_job.hpp"
 
 namespace rtf::cli {
@@ -26,12 +27,13 @@ struct BayesGlmCli {
 
 // `contrast_files`: each contrast's name as it appears in file names. Writes PREFIX_contrast-NAME_stat-{postmean,
 // postsd,ppm}.nii.gz, PREFIX_sigma2_postmean.nii.gz, PREFIX_ar_postmean.nii.gz (3D for AR(1), else 4D with rho_1 ..
-// rho_L as volumes) and PREFIX_glm.json (per AR coefficient its split-R-hat and ESS); only on rank 0 (the others
-// compute their blocks and return). Finished blocks are kept in PREFIX_chunks/ until the outputs are written: the same
-// command run again after a stop reuses them. Throws std::invalid_argument for F contrasts, more than 16 design
-// columns, an empty mask or too few draws.
+// rho_L as volumes) and PREFIX_glm.json (per AR coefficient its split-R-hat and ESS) into `outputs`, with what the
+// caller added to it, and commits it; only on rank 0 (the others compute their blocks and return). Finished blocks are
+// kept in PREFIX_chunks/ until the outputs are committed: the same command run again after a stop or a failed write
+// reuses them. Throws std::invalid_argument for F contrasts, more than 16 design columns, an empty mask or too few
+// draws.
 void run_bayes_glm(const BayesGlmCli& options, Workers& workers, const Image& bold, const DesignMatrix& design,
                    const std::vector<GlmContrast>& contrasts, const std::vector<std::string>& contrast_files,
-                   const std::vector<uint8_t>& mask, const std::string& out);
+                   const std::vector<uint8_t>& mask, const std::string& out, io::OutputSet& outputs);
 
 }  // namespace rtf::cli

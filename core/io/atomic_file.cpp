@@ -1,11 +1,11 @@
-// write_text_atomically, write_parts_atomically: temporary file beside the target, then rename.
+// write_text_atomically, write_parts_atomically: a CheckedFile beside the target, then rename and fsync the folder.
 #include "core/io/atomic_file.hpp"
 
-#include <fmt/format.h>
-
-#include <fstream>
-#include <stdexcept>
+#include <cerrno>
+#include <cstdio>
 #include <system_error>
+
+#include "core/io/checked_file.hpp"
 
 namespace rtf {
 
@@ -16,16 +16,22 @@ void write_text_atomically(const std::filesystem::path& path, std::string_view t
 void write_parts_atomically(const std::filesystem::path& path, const std::vector<std::string_view>& parts) {
   std::filesystem::path temp = path;
   temp += ".partial";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(fmt::format("{}: cannot create the file", temp.string()));
-    for (std::string_view part : parts) out.write(part.data(), static_cast<std::streamsize>(part.size()));
-    out.flush();
-    if (!out) throw std::runtime_error(fmt::format("{}: write failed", temp.string()));
+  try {
+    io::CheckedFile out(temp);
+    for (std::string_view part : parts) out.write(part);
+    out.close();
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);  // a failed write leaves nothing behind (it may be what filled the disk)
+    throw;
   }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) throw std::runtime_error(fmt::format("{}: cannot rename into place: {}", path.string(), ec.message()));
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    io::throw_io_error(path, "rename into place", error);
+  }
+  io::fsync_directory(path.parent_path());
 }
 
 }  // namespace rtf

@@ -1,4 +1,5 @@
-// ByteReader over stdio (plain files) or zlib's gzFile (compressed files); ByteWriter over stdio, compressing in
+// ByteReader over stdio (plain files) or zlib's gzFile (compressed files); ByteWriter over a CheckedFile (every write,
+// the fsync and the close checked, errors naming the file with the system's reason), compressing in
 // gzip members of kMemberBytes input bytes, each deflated alone (RFC 1952 allows a file of several members; zlib's
 // gzread, Python's gzip and FSL's znzlib read them as one stream), the members of a large write on all host cores.
 #include "core/io/byte_stream.hpp"
@@ -15,6 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/io/checked_file.hpp"
 #include "core/util/host_threads.hpp"
 
 namespace rtf::io {
@@ -114,14 +116,25 @@ uint64_t ByteReader::skip(uint64_t n) {
 }
 
 struct ByteWriter::Impl {
-  std::FILE* file = nullptr;
-  bool gzip = false, wrote_member = false;
+  explicit Impl(const std::filesystem::path& path) : file(path) {}
+  CheckedFile file;
+  bool gzip = false, wrote_member = false, closed = false;
   std::vector<unsigned char> pending;  // gzip: input not yet in a member
+  std::vector<unsigned char> buffer;   // small writes gathered (the NIfTI header) before one write call
 
+  void flush() {
+    file.write(buffer.data(), buffer.size());
+    buffer.clear();
+  }
   void put(const void* bytes, size_t n) {
-    if (n > 0 && std::fwrite(bytes, 1, n, file) != n) {
-      throw std::runtime_error(fmt::format("write failed: {}", std::strerror(errno)));
+    constexpr size_t kBuffer = size_t{1} << 16;
+    if (buffer.size() + n <= kBuffer) {
+      const auto* in = static_cast<const unsigned char*>(bytes);
+      buffer.insert(buffer.end(), in, in + n);
+      return;
     }
+    flush();
+    file.write(bytes, n);
   }
   // Members of [data, data + n) cut every kMemberBytes (a short last one only when `last`), compressed on the host's
   // cores and written in order; returns the bytes taken.
@@ -140,15 +153,11 @@ struct ByteWriter::Impl {
   }
 };
 
-ByteWriter::ByteWriter(const std::filesystem::path& path, bool gzip) : impl_(std::make_unique<Impl>()) {
-  impl_->file = std::fopen(path.c_str(), "wb");
-  if (impl_->file == nullptr) throw std::runtime_error(std::strerror(errno));
+ByteWriter::ByteWriter(const std::filesystem::path& path, bool gzip) : impl_(std::make_unique<Impl>(path)) {
   impl_->gzip = gzip;
 }
 
-ByteWriter::~ByteWriter() {
-  if (impl_->file != nullptr) std::fclose(impl_->file);
-}
+ByteWriter::~ByteWriter() = default;
 
 void ByteWriter::write(const void* src, size_t n) {
   const auto* in = static_cast<const unsigned char*>(src);
@@ -172,15 +181,14 @@ void ByteWriter::write(const void* src, size_t n) {
 }
 
 void ByteWriter::close() {
-  if (impl_->file != nullptr && impl_->gzip && (!impl_->pending.empty() || !impl_->wrote_member)) {
+  if (impl_->closed) return;
+  impl_->closed = true;
+  if (impl_->gzip && (!impl_->pending.empty() || !impl_->wrote_member)) {
     impl_->put_members(impl_->pending.data(), impl_->pending.size(), true);  // an empty file is one empty member
     impl_->pending.clear();
   }
-  if (impl_->file != nullptr) {
-    const int r = std::fclose(impl_->file);
-    impl_->file = nullptr;
-    if (r != 0) throw std::runtime_error(fmt::format("closing file failed: {}", std::strerror(errno)));
-  }
+  impl_->flush();
+  impl_->file.close();
 }
 
 }  // namespace rtf::io

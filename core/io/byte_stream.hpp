@@ -42,8 +42,9 @@ class ByteWriter {
   ByteWriter(const ByteWriter&) = delete;
   ByteWriter& operator=(const ByteWriter&) = delete;
 
-  void write(const void* src, size_t n);  // throws std::runtime_error on failure
-  void close();                           // flushes and closes; throws on failure
+  // Both throw std::runtime_error "PATH: write failed: <the system's reason>" (or fsync, close) on failure.
+  void write(const void* src, size_t n);
+  void close();  // writes what is buffered, fsyncs and closes
 
  private:
   struct Impl;

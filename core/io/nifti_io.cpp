@@ -16,6 +16,7 @@
 
 #include "core/image/voxel_decode.hpp"
 #include "core/io/byte_stream.hpp"
+#include "core/io/checked_file.hpp"
 #include "core/io/nifti_header.hpp"
 
 namespace rtf {
@@ -286,8 +287,9 @@ void write_nifti(const std::filesystem::path& path, const Image& image, DataType
       writer.write(buffer.data(), count * bpv);
       done += count;
     }
-    writer.close();
+    writer.close();  // fsynced
     fs::rename(temporary, path);
+    io::fsync_directory(path.parent_path());
   } catch (const std::exception& e) {
     std::error_code ec;
     fs::remove(temporary, ec);

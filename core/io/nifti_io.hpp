@@ -45,7 +45,8 @@ Image read_nifti(const std::filesystem::path& path, const NiftiReadLimits& limit
 // Writes .nii or .nii.gz (chosen by the extension) as NIfTI-1 or NIfTI-2, with sform (code: header.xform_code, e.g. 4
 // for MNI; 0 is written as 1) and, when the affine is a rotation times voxel scaling, the matching qform. Integer
 // outputs round to nearest and clamp to the type's range (NaN becomes 0). float32 round-trips bit for bit. The file
-// appears atomically (written to a temporary name beside it, then renamed).
+// appears atomically (written to a temporary name beside it, fsynced, then renamed); a failed write is a NiftiError
+// with the system's reason ("No space left on device") and removes the temporary.
 void write_nifti(const std::filesystem::path& path, const Image& image, DataType out = DataType::kFloat32,
                  int nifti_version = 1);
 

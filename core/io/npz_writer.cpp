@@ -2,19 +2,17 @@
 // the host's threads (zlib's crc32 per block, crc32_combine in order), then its bytes streamed in large writes.
 #include "core/io/npz_writer.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <exception>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
 
+#include "core/io/checked_file.hpp"
 #include "core/util/host_threads.hpp"
 
 namespace rtf::io {
@@ -133,42 +131,9 @@ uint32_t member_crc(const std::vector<uint8_t>& header, const NpyMember& m, uint
   return static_cast<uint32_t>(crc);
 }
 
-// The ".partial" file: every write complete or a std::runtime_error naming the file (with the system's reason).
-class PartialFile {
- public:
-  explicit PartialFile(std::filesystem::path path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail();
-  }
-  ~PartialFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  PartialFile(const PartialFile&) = delete;
-  PartialFile& operator=(const PartialFile&) = delete;
-
-  void write(std::span<const uint8_t> bytes) {
-    for (size_t done = 0; done < bytes.size();) {
-      const ssize_t wrote = ::write(fd_, bytes.data() + done, bytes.size() - done);
-      if (wrote < 0 && errno == EINTR) continue;
-      if (wrote <= 0) fail();
-      done += static_cast<size_t>(wrote);
-    }
-  }
-  void close() {
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) fail();
-  }
-
- private:
-  [[noreturn]] void fail() const {
-    const int error = errno;
-    throw std::runtime_error(
-        fmt::format("cannot write {}: {}", path_.string(), std::error_code(error, std::generic_category()).message()));
-  }
-  std::filesystem::path path_;
-  int fd_ = -1;
-};
+// The ".partial" file: every write complete, fsynced and closed, or a std::runtime_error naming the file (with the
+// system's reason).
+using PartialFile = CheckedFile;
 
 // A producer's bytes in writes of `block_bytes`, each block filled by several threads.
 void write_produced(PartialFile& out, const NpyMember& m, uint64_t block_bytes, size_t workers) {
@@ -339,6 +304,7 @@ void write_npz(const std::filesystem::path& path, const std::vector<NpyMember>& 
     out.write(central_directory(entries, offset, zip64));
     out.close();
     std::filesystem::rename(partial, path);
+    fsync_directory(path.parent_path());
   } catch (const std::filesystem::filesystem_error& error) {
     std::error_code ignored;
     std::filesystem::remove(partial, ignored);

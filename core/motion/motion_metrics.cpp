@@ -5,21 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <memory>
 #include <stdexcept>
+#include <string>
+
+#include "core/io/atomic_file.hpp"
 
 namespace rtf {
-
-namespace {
-
-std::unique_ptr<std::FILE, int (*)(std::FILE*)> open_for_writing(const std::filesystem::path& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "we"), &std::fclose);
-  if (!f) throw std::runtime_error("cannot write " + path.string());
-  return f;
-}
-
-}  // namespace
 
 double dvars(std::span<const float> previous, std::span<const float> current, std::span<const uint8_t> mask) {
   if (previous.size() != current.size() || mask.size() != current.size()) {
@@ -39,19 +30,21 @@ double dvars(std::span<const float> previous, std::span<const float> current, st
 }
 
 void write_fsl_par(const std::filesystem::path& path, const std::vector<VolumeMotion>& motion) {
-  auto f = open_for_writing(path);
+  std::string text;
   for (const auto& m : motion) {
     const auto p = to_fsl_par(m.params);
-    fmt::print(f.get(), "{:.8f}  {:.8f}  {:.8f}  {:.6f}  {:.6f}  {:.6f}\n", p[0], p[1], p[2], p[3], p[4], p[5]);
+    text += fmt::format("{:.8f}  {:.8f}  {:.8f}  {:.6f}  {:.6f}  {:.6f}\n", p[0], p[1], p[2], p[3], p[4], p[5]);
   }
+  write_text_atomically(path, text);
 }
 
 void write_afni_1d(const std::filesystem::path& path, const std::vector<VolumeMotion>& motion) {
-  auto f = open_for_writing(path);
+  std::string text;
   for (const auto& m : motion) {
     const auto p = to_afni_dfile(m.params);
-    fmt::print(f.get(), "{:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", p[0], p[1], p[2], p[3], p[4], p[5]);
+    text += fmt::format("{:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", p[0], p[1], p[2], p[3], p[4], p[5]);
   }
+  write_text_atomically(path, text);
 }
 
 std::string motion_tsv_header() {
@@ -67,10 +60,9 @@ std::string motion_tsv_row(int64_t volume, const VolumeMotion& m) {
 }
 
 void write_motion_tsv(const std::filesystem::path& path, const std::vector<VolumeMotion>& motion) {
-  auto f = open_for_writing(path);
-  std::fputs(motion_tsv_header().c_str(), f.get());
-  for (size_t t = 0; t < motion.size(); ++t)
-    std::fputs(motion_tsv_row(static_cast<int64_t>(t), motion[t]).c_str(), f.get());
+  std::string text = motion_tsv_header();
+  for (size_t t = 0; t < motion.size(); ++t) text += motion_tsv_row(static_cast<int64_t>(t), motion[t]);
+  write_text_atomically(path, text);
 }
 
 }  // namespace rtf

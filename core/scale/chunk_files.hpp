@@ -14,7 +14,8 @@ namespace rtf {
 
 std::filesystem::path chunk_file_path(const std::filesystem::path& dir, int64_t chunk);
 
-// Creates `dir` when needed. Throws std::runtime_error naming the file when it cannot be written.
+// Creates `dir` when needed. Throws std::runtime_error naming the file and the system's reason ("No space left on
+// device") when it cannot be written; its temporary ("chunk-NNNNNN.bin.partial") is removed then.
 void write_chunk_file(const std::filesystem::path& dir, const std::string& key, int64_t chunk, const ChunkBytes& bytes);
 
 // The chunk's bytes, or nothing when there is no file, or it belongs to another job (key), or it is damaged (size,

@@ -4,10 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
-#include <system_error>
+
+#include "core/io/atomic_file.hpp"
 
 namespace rtf::sim {
 
@@ -58,17 +57,7 @@ std::string bold_sidecar_json(double tr_s, const std::vector<double>& slice_time
 }
 
 void write_text_file(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}", tmp.string()));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec)
-    throw std::runtime_error(fmt::format("cannot rename {} to {}: {}", tmp.string(), path.string(), ec.message()));
+  write_text_atomically(path, text);
 }
 
 }  // namespace rtf::sim

@@ -22,7 +22,8 @@ std::string design_tsv(const Design& design, double offset_s = 0.0);
 // BIDS sidecar: RepetitionTime, SliceTiming (when slices are staggered), TaskName, and a pointer to phantom.json.
 std::string bold_sidecar_json(double tr_s, const std::vector<double>& slice_times_s);
 
-// Writes `text` to `path` through a temporary file and a rename; throws std::runtime_error naming the path.
+// Writes `text` to `path` through a temporary file and a rename (write_text_atomically); throws std::runtime_error
+// naming the path and the system's reason.
 void write_text_file(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace rtf::sim

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "core/io/nifti_io.hpp"
+#include "core/io/output_set.hpp"
 #include "sim/phantom/ground_truth_writers.hpp"
 
 namespace rtf::sim {
@@ -147,12 +148,13 @@ WriteReport write_phantom(const PhantomResult& r, const std::filesystem::path& d
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
   WriteReport report;
+  io::OutputSet outputs;  // the phantom's files appear together (a failure or Ctrl-C leaves none of them)
   auto nifti = [&](const char* name, const Image& image, DataType type) {
-    write_nifti(dir / name, image, type);
+    write_nifti(outputs.add(dir / name), image, type);
     report.files.push_back(dir / name);
   };
   auto text = [&](const char* name, const std::string& content) {
-    write_text_file(dir / name, content);
+    write_text_file(outputs.add(dir / name), content);
     report.files.push_back(dir / name);
   };
   if (r.spec.datatype == DataType::kInt16) report.clipped = count_clipped(r.bold);
@@ -169,6 +171,7 @@ WriteReport write_phantom(const PhantomResult& r, const std::filesystem::path& d
   text("events.tsv", events_tsv(r.design.events()));
   text("design.tsv", design_tsv(r.design));
   text("phantom.json", phantom_json(r, report.clipped));
+  outputs.commit();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }
