@@ -13,9 +13,11 @@ namespace rtf::io {
 
 namespace {
 
-// fsync of `path` opened with `flags`; EINVAL (a file system without fsync for it) is not an error.
+// fsync of `path` opened with `flags`; EINVAL (a file system without fsync for it) is not an error, nor, for a folder,
+// EACCES: one that may be written but not read (mode -wx) cannot be opened to sync it.
 void fsync_path(const std::filesystem::path& path, int flags) {
   const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0 && errno == EACCES && (flags & O_DIRECTORY) != 0) return;
   if (fd < 0) throw_io_error(path, "open", errno);
   if (::fsync(fd) != 0 && errno != EINVAL) {
     const int error = errno;

@@ -34,7 +34,7 @@ class CheckedFile {
 };
 
 // fsync of a folder, so that a rename or a new name in it is on the disk. Throws as CheckedFile does (a file system
-// that cannot sync folders, EINVAL, is not an error).
+// that cannot sync folders, EINVAL, or a folder that may be written but not read, EACCES, is not an error).
 void fsync_directory(const std::filesystem::path& dir);
 
 // fsync of a file already written and closed (by any writer).
