@@ -30,12 +30,12 @@ CLI::Validator number_check(const std::string& description, std::function<bool(d
 }
 
 const CLI::Validator& finite_check() {
-  static const CLI::Validator check(
+  static const CLI::Validator kCheck(
       [](std::string& text) -> std::string {
         return finite_number(text) ? std::string() : fmt::format("must be a finite number (got {})", text);
       },
       "", "FINITE");
-  return check;
+  return kCheck;
 }
 
 }  // namespace
