@@ -118,6 +118,9 @@ int run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& glo
   ingest.recorder.fsync = c.fsync == "none" ? FsyncPolicy::kNone : FsyncPolicy::kEveryVolume;
   ingest.recorder.session_id = c.session;
   ingest.queue_capacity = c.queue;
+  ingest.recorder.max_open_runs = c.max_open_runs;
+  ingest.recorder.run_idle_close = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(c.run_idle_close_s));
 
   const sigset_t stop_signals = block_stop_signals();
   std::unique_ptr<rtf::Device> device;
@@ -293,6 +296,16 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "Recorded volumes waiting for the device stage before the oldest is dropped for it (never for "
                   "recording)")
       ->check(CLI::Range(size_t{1}, size_t{100000}))
+      ->capture_default_str();
+  cmd->add_option("--max-open-runs", v.max_open_runs,
+                  "Runs whose session files are open at once (two descriptors each); the least recently used runs' "
+                  "files close and reopen on their next volume ([server] max_open_runs; docs/recording.md)")
+      ->check(CLI::Range(size_t{1}, size_t{100000}))
+      ->capture_default_str();
+  cmd->add_option("--run-idle-close-s", v.run_idle_close_s,
+                  "Close a run's session files after this many seconds without a volume; 0: never "
+                  "([server] run_idle_close_s)")
+      ->check(rtf::cli::non_negative())
       ->capture_default_str();
   cmd->add_option("--warm", v.warm,
                   "The runs' grid, known before the scan: NXxNYxNZ@MM (e.g. 64x64x33@3, or @3x3x3.5) or a NIfTI on "

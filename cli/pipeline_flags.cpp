@@ -79,6 +79,8 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   if (given("--fsync")) c.fsync = o.fsync;
   if (given("--ring")) c.ring = o.ring;
   if (given("--queue")) c.queue = o.queue;
+  if (given("--max-open-runs")) c.max_open_runs = o.max_open_runs;
+  if (given("--run-idle-close-s")) c.run_idle_close_s = o.run_idle_close_s;
   if (given("--max-volumes")) c.max_volumes = o.max_volumes;
   if (given("--exit-after-runs")) c.exit_after_runs = o.exit_after_runs;
   if (given("--tr")) c.tr_s = o.tr_s;

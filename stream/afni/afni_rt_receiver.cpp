@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/util/rate_limited_log.hpp"
 #include "stream/afni/afni_rt_assembler.hpp"
 #include "stream/output/asio.hpp"
 
@@ -108,7 +109,7 @@ struct AfniRtReceiver::Impl {
     control_acceptor.async_accept(control_socket, [this](const error_code& ec) {
       if (ec) {
         if (ec == asio::error::operation_aborted) return;
-        spdlog::warn("afni-rt: accepting a control connection: {}", ec.message());
+        log_lines.warn("accept failed", "afni-rt: accepting a control connection: {}", ec.message());
         accept_control();
         return;
       }
@@ -117,7 +118,7 @@ struct AfniRtReceiver::Impl {
       const tcp::endpoint remote = control_socket.remote_endpoint(pe);
       peer = remote.address();
       peer_text = pe ? std::string("?") : fmt::format("{}:{}", remote.address().to_string(), remote.port());
-      spdlog::info("afni-rt: control connection from {}", peer_text);
+      log_lines.log(spdlog::level::info, "control connection", "afni-rt: control connection from {}", peer_text);
       control_text.clear();
       arm_timer(
           [this] { refuse_control(fmt::format("no control string within {} ms", options.handshake_timeout.count())); });
@@ -147,7 +148,7 @@ struct AfniRtReceiver::Impl {
 
   void refuse_control(const std::string& why) {
     ++counters.control_rejected;
-    spdlog::warn("afni-rt: control connection from {} refused: {}", peer_text, why);
+    log_lines.warn("control refused", "afni-rt: control connection from {} refused: {}", peer_text, why);
     end_session();
   }
 
@@ -175,7 +176,8 @@ struct AfniRtReceiver::Impl {
     close(control_socket);
     arm_timer([this] {
       ++counters.control_rejected;
-      spdlog::warn("afni-rt: no data connection from {} within {} ms", peer_text, options.handshake_timeout.count());
+      log_lines.warn("control refused", "afni-rt: no data connection from {} within {} ms", peer_text,
+                     options.handshake_timeout.count());
       end_session();
     });
     accept_data();
@@ -187,7 +189,7 @@ struct AfniRtReceiver::Impl {
     data_acceptor.async_accept(data_socket, [this](const error_code& ec) {
       if (ec) {
         if (ec == asio::error::operation_aborted) return;
-        spdlog::warn("afni-rt: accepting the data connection: {}", ec.message());
+        log_lines.warn("accept failed", "afni-rt: accepting the data connection: {}", ec.message());
         accept_data();
         return;
       }
@@ -195,8 +197,8 @@ struct AfniRtReceiver::Impl {
       const tcp::endpoint remote = data_socket.remote_endpoint(pe);
       if (options.same_peer_only && (pe || remote.address() != peer)) {
         ++counters.foreign_data_connections;
-        spdlog::warn("afni-rt: data connection from {} refused: the control connection came from {}",
-                     pe ? std::string("?") : remote.address().to_string(), peer_text);
+        log_lines.warn("data refused", "afni-rt: data connection from {} refused: the control connection came from {}",
+                       pe ? std::string("?") : remote.address().to_string(), peer_text);
         close(data_socket);
         accept_data();
         return;
@@ -205,7 +207,8 @@ struct AfniRtReceiver::Impl {
       ++timer_generation;
       close(data_acceptor);
       ++counters.data_connections;
-      spdlog::info("afni-rt: data connection from {}", pe ? std::string("?") : remote.address().to_string());
+      log_lines.log(spdlog::level::info, "data connection", "afni-rt: data connection from {}",
+                    pe ? std::string("?") : remote.address().to_string());
       carry.clear();
       runs_on_connection = 0;
       read_header();
@@ -222,7 +225,9 @@ struct AfniRtReceiver::Impl {
     }
     if (carry.size() > kMaxHeaderBytes) {
       ++counters.headers_rejected;
-      spdlog::error("afni-rt: header refused: no '\\0' within {} bytes; closing the data connection", kMaxHeaderBytes);
+      log_lines.error("header refused",
+                      "afni-rt: header refused: no '\\0' within {} bytes; closing the data connection",
+                      kMaxHeaderBytes);
       end_session();
       return;
     }
@@ -236,11 +241,11 @@ struct AfniRtReceiver::Impl {
       if (carry.empty() && runs_on_connection > 0) {
         spdlog::info("afni-rt: source closed the data connection after {} run(s)", runs_on_connection);
       } else if (carry.empty()) {
-        spdlog::warn("afni-rt: data connection closed before any header ({})", ec.message());
+        log_lines.warn("closed before header", "afni-rt: data connection closed before any header ({})", ec.message());
       } else {
         ++counters.headers_rejected;
-        spdlog::error("afni-rt: data connection closed inside the header ({} bytes, no '\\0'; {})", carry.size(),
-                      ec.message());
+        log_lines.error("header refused", "afni-rt: data connection closed inside the header ({} bytes, no '\\0'; {})",
+                        carry.size(), ec.message());
       }
       end_session();
     });
@@ -250,8 +255,8 @@ struct AfniRtReceiver::Impl {
     auto parsed = parse_afni_rt_header(text, options.limits);
     if (!parsed.ok()) {
       ++counters.headers_rejected;
-      spdlog::error("afni-rt: header refused ({}): {}; closing the data connection", to_string(parsed.error.code),
-                    parsed.error.reason);
+      log_lines.error("header refused", "afni-rt: header refused ({}): {}; closing the data connection",
+                      to_string(parsed.error.code), parsed.error.reason);
       end_session();
       return;
     }
@@ -346,8 +351,8 @@ struct AfniRtReceiver::Impl {
     }
     if (const auto* nack = std::get_if<Nack>(&reply)) {
       ++counters.rejected;
-      spdlog::error("afni-rt: volume #{} of run {} refused ({}): {}; closing the data connection", index, run,
-                    to_string(nack->code), nack->reason);
+      log_lines.error("volume refused", "afni-rt: volume #{} of run {} refused ({}): {}; closing the data connection",
+                      index, run, to_string(nack->code), nack->reason);
       handed_back(v->channel);
       finish_run("a refused volume");
       end_session();
@@ -444,6 +449,7 @@ struct AfniRtReceiver::Impl {
   bool warned_single_volume = false;
   uint16_t control_port = 0;
   std::atomic<bool> stopped{false};
+  RateLimitedLog log_lines{"afni-rt log lines"};  // per connection, image and run: a flood of them is counted
   struct AtomicCounters {
     std::atomic<int64_t> control_connections{0}, control_rejected{0}, data_connections{0}, foreign_data_connections{0},
         headers_rejected{0}, runs{0}, end_markers{0}, short_reads{0}, images{0}, received{0}, acked{0}, duplicates{0},

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -168,6 +169,8 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   server.read("fsync", c.fsync);
   server.read("ring", c.ring);
   server.read("queue", c.queue);
+  server.read("max_open_runs", c.max_open_runs);
+  server.read("run_idle_close_s", c.run_idle_close_s);
   server.read("max_volumes", c.max_volumes);
   server.read("exit_after_runs", c.exit_after_runs);
   server.finish();
@@ -290,6 +293,9 @@ void validate(const PipelineConfig& c) {
   require(c.fsync == "every-volume" || c.fsync == "none", "[server] fsync must be every-volume or none");
   require(c.ring >= 2, "[server] ring must hold at least 2 volumes");
   require(c.queue >= 1, "[server] queue must be at least 1");
+  require(c.max_open_runs >= 1 && c.max_open_runs <= 100000, "[server] max_open_runs must be 1..100000");
+  require(std::isfinite(c.run_idle_close_s) && c.run_idle_close_s >= 0,
+          "[server] run_idle_close_s must be a number of seconds >= 0 (0: never)");
   require(c.glm_window == 0 || (c.glm_window >= 2 && c.glm_window <= c.ring),
           fmt::format("[glm] sliding_window {} must be 0 or 2..ring ({})", c.glm_window, c.ring));
   require(!c.cca || (c.cca_window >= 8 && c.cca_window <= c.ring),

@@ -39,6 +39,10 @@ struct PipelineConfig {
   std::string fsync = "every-volume";
   int64_t ring = 128;  // device ring: at least the largest window
   size_t queue = 64;   // recorded volumes waiting for the device stage (drop-oldest beyond)
+  // Runs whose session files are open at once (two descriptors each; the least recently used close first), and the
+  // seconds without a volume after which a run's files close (0: never); both reopen on demand. docs/recording.md.
+  size_t max_open_runs = 32;
+  double run_idle_close_s = 60.0;
   int64_t max_volumes = 100000;
   int64_t exit_after_runs = 0;
   // [run]: what every run of the session looks like (the design needs it)

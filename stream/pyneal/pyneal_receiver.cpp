@@ -177,6 +177,7 @@ void PynealReceiver::run() {
   std::array<zmq::pollitem_t, 2> items{{{monitor_.handle(), 0, ZMQ_POLLIN, 0}, {socket_.handle(), 0, ZMQ_POLLIN, 0}}};
   while (!stop_.load()) {
     if (options_.return_after_stop && stop_sent()) return;
+    log_.poll();
     try {
       if (zmq::poll(items.data(), items.size(), std::chrono::milliseconds(options_.poll_ms)) <= 0) continue;
       // Connection events first, so that a sender's disconnect is noted before a new sender's first message.
@@ -187,9 +188,9 @@ void PynealReceiver::run() {
       }
     } catch (const zmq::error_t& e) {
       if (e.num() == ETERM) return;
-      spdlog::error("pyneal socket: {}", e.what());
+      log_.error("socket error", "pyneal socket: {}", e.what());
     } catch (const std::exception& e) {  // e.g. std::bad_alloc for a huge volume; the loop goes on
-      spdlog::error("pyneal receiver: {}", e.what());
+      log_.error("receiver error", "pyneal receiver: {}", e.what());
     }
   }
 }
@@ -202,20 +203,21 @@ void PynealReceiver::handle_monitor_event() {
   std::memcpy(&id, event[0].data(), sizeof id);
   if (id == ZMQ_EVENT_ACCEPTED) {
     const int64_t open = ++connections_ - disconnects_.load();
-    spdlog::info("pyneal: sender connected to {}", endpoint_);
+    log_.log(spdlog::level::info, "connected", "pyneal: sender connected to {}", endpoint_);
     if (open > 1) {
-      spdlog::warn(
-          "pyneal: {} senders connected; a PAIR socket serves only the first, the others are not heard until "
-          "they reconnect after it has gone",
-          open);
+      log_.warn("senders connected",
+                "pyneal: {} senders connected; a PAIR socket serves only the first, the others are not heard until "
+                "they reconnect after it has gone",
+                open);
     }
   } else if (id == ZMQ_EVENT_DISCONNECTED) {
     ++disconnects_;
-    spdlog::info("pyneal: sender disconnected from {}", endpoint_);
+    log_.log(spdlog::level::info, "disconnected", "pyneal: sender disconnected from {}", endpoint_);
     if (pending_header_) {
       pending_header_.reset();
       ++rejected_;
-      spdlog::warn("pyneal: a header sent alone was dropped: its sender disconnected before sending the data");
+      log_.warn("header dropped",
+                "pyneal: a header sent alone was dropped: its sender disconnected before sending the data");
     }
   }
 }
@@ -236,8 +238,9 @@ void PynealReceiver::handle(Frames& frames) {
       }
     }
     ++rejected_;
-    spdlog::warn("pyneal: a header sent alone was followed by a {}-frame message instead of its data; header dropped",
-                 frames.size());
+    log_.warn("header dropped",
+              "pyneal: a header sent alone was followed by a {}-frame message instead of its data; header dropped",
+              frames.size());
   }
   if (frames.size() == 2) {
     reply(handle_volume(as_text(frames[0]), as_bytes(frames[1]), received_ns));
@@ -348,17 +351,17 @@ std::string PynealReceiver::reject(const std::optional<int64_t>& index, ErrorCod
     text += " STOP";
     ++stops_;
   }
-  spdlog::warn("pyneal: {}", text);
+  log_.warn(to_string(code), "pyneal: {}", text);
   return text;
 }
 
 void PynealReceiver::reply(const std::string& text) {
   try {
     if (!socket_.send(zmq::buffer(text), zmq::send_flags::dontwait)) {
-      spdlog::warn("pyneal: reply not sent (no sender connected): {}", detail::sanitize(text, 200));
+      log_.warn("reply not sent", "pyneal: reply not sent (no sender connected): {}", detail::sanitize(text, 200));
     }
   } catch (const zmq::error_t& e) {
-    spdlog::warn("pyneal: reply not sent: {}", e.what());
+    log_.warn("reply not sent", "pyneal: reply not sent: {}", e.what());
   }
 }
 

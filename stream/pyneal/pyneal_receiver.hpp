@@ -13,6 +13,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "core/util/rate_limited_log.hpp"
 #include "stream/protocol/volume_header.hpp"
 #include "stream/server/volume_handler.hpp"
 
@@ -92,6 +93,7 @@ class PynealReceiver {
   bool warned_ignored_fields_ = false;         // logged once per receiver
   bool warned_tr_ms_ = false;
   bool warned_tr_override_ = false;
+  RateLimitedLog log_{"pyneal warnings"};  // per-message warnings (NACKs by code, replies not sent), rate-limited
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> connections_{0}, disconnects_{0}, handshakes_{0}, received_{0}, acked_{0}, duplicates_{0},
       rejected_{0}, stops_{0};

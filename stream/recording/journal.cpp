@@ -105,6 +105,11 @@ JournalContents read_journal(const std::filesystem::path& path) {
   if (!in) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw std::runtime_error("cannot read " + path.string());
+  return parse_journal(text);
+}
+
+JournalContents parse_journal(std::string_view text) {
+  JournalContents contents;
   size_t start = 0;
   int line_number = 0;
   while (start < text.size()) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/image/image.hpp"
@@ -49,6 +50,8 @@ struct JournalContents {
 
 // Reads a journal; a missing file reads as empty. Throws std::runtime_error if the file cannot be read.
 JournalContents read_journal(const std::filesystem::path& path);
+// The same from a journal's bytes (e.g. read through a descriptor already open).
+JournalContents parse_journal(std::string_view text);
 
 // Converts one payload (little-endian, x fastest, `type`) to float32 values in `out` (out.size() voxels).
 // The caller checks payload.size() == out.size() * bytes_per_voxel(type).

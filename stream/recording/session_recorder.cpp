@@ -1,11 +1,12 @@
 // SessionRecorder: POSIX file handling for the session directory (pwrite + fsync, truncate back on failure), the
-// per-run state rebuilt from the journal on reopen, and end-of-run NIfTI writing.
+// per-run state rebuilt from the journal on reopen, the bound on open runs' files, and end-of-run NIfTI writing.
 #include "stream/recording/session_recorder.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,8 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iterator>
+#include <list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -64,11 +67,35 @@ bool pread_all(int fd, void* bytes, size_t size, uint64_t offset) {
   return true;
 }
 
-void fsync_dir(const std::filesystem::path& dir) {
+// false (errno set) when the directory cannot be opened or synced.
+bool fsync_dir(const std::filesystem::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
+  if (fd < 0) return false;
+  const bool ok = ::fsync(fd) == 0;
+  const int saved = errno;
   ::close(fd);
+  errno = saved;
+  return ok;
+}
+
+// Running out of these is the server's trouble, not the sender's: retried after closing other runs' files.
+bool out_of_resources(int error_number) {
+  return error_number == EMFILE || error_number == ENFILE || error_number == ENOMEM;
+}
+
+// What identifies a file's content as this process left it: a file changed or replaced while closed differs.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = -1;
+  int64_t mtime_ns = -1;
+  bool operator==(const FileId&) const = default;
+};
+
+FileId file_id(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return {};
+  return {st.st_dev, st.st_ino, st.st_size, int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
 }
 
 std::string utc_time(const char* format) {
@@ -107,14 +134,19 @@ bool valid_run_id(const std::string& run, std::string& reason) {
 }
 
 struct SessionRecorder::Run {
+  std::string name;
   std::filesystem::path dir;
-  int bin_fd = -1;
+  int bin_fd = -1;  // both -1 while the files are closed (the state below is kept)
   int journal_fd = -1;
   uint64_t bin_size = 0;
   uint64_t journal_size = 0;
   std::optional<ImageHeader> grid;  // the run's first volume's grid
   std::set<int64_t> indices;        // indices journaled with a verified payload
   bool ended = false;
+  bool loaded = false;                              // the state above was read from the journal
+  std::chrono::steady_clock::time_point last_used;  // last volume (or open)
+  std::list<Run*>::iterator lru;                    // its place in open_lru_ while open
+  FileId bin_closed, journal_closed;                // the files as they were closed
 
   ~Run() {
     if (bin_fd >= 0) ::close(bin_fd);
@@ -132,7 +164,21 @@ struct SessionRecorder::Pending {
 };
 
 SessionRecorder::SessionRecorder(std::filesystem::path dir, RecorderOptions options)
-    : dir_(std::move(dir)), options_(std::move(options)) {
+    : dir_(std::move(dir)), options_(std::move(options)), log_("recording failures", LogRateLimit{}, options_.clock) {
+  open_limit_ = std::max<size_t>(options_.max_open_runs, 1);
+  // The bound must fit the process's descriptor limit, with some kept for sockets, connections and output files.
+  if (struct rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const auto soft = static_cast<size_t>(limit.rlim_cur);
+    const size_t reserve = std::clamp<size_t>(soft / 2, 16, 64);
+    const size_t fit = std::max<size_t>(1, soft > reserve ? (soft - reserve) / 2 : 0);
+    if (fit < open_limit_) {
+      spdlog::warn(
+          "recording: max_open_runs {} lowered to {}: RLIMIT_NOFILE is {} and {} descriptors are kept for sockets and "
+          "outputs (raise `ulimit -n` to keep more runs' files open)",
+          open_limit_, fit, soft, reserve);
+      open_limit_ = fit;
+    }
+  }
   std::error_code ec;
   std::filesystem::create_directories(dir_ / "runs", ec);
   if (ec) throw RecordingError(fmt::format("cannot create {}: {}", (dir_ / "runs").string(), ec.message()));
@@ -200,10 +246,15 @@ bool SessionRecorder::bind_session(const std::string& id, std::string& reason) {
   return true;
 }
 
-std::optional<SessionRecorder::RunState> SessionRecorder::run_state(const std::string& name, int64_t num_volumes) {
-  std::string error;
-  Run* run = open_run(name, error);
-  if (run == nullptr) return std::nullopt;
+std::optional<SessionRecorder::RunState> SessionRecorder::run_state(const std::string& name, int64_t num_volumes,
+                                                                    std::string* error) {
+  std::string why;
+  RejectKind kind = RejectKind::kNone;
+  Run* run = find_run(name, why, kind);
+  if (run == nullptr) {
+    if (error != nullptr) *error = why;
+    return std::nullopt;
+  }
   RunState state;
   state.ended = run->ended;
   state.recorded = static_cast<int64_t>(run->indices.size());
@@ -214,78 +265,201 @@ std::optional<SessionRecorder::RunState> SessionRecorder::run_state(const std::s
 }
 
 SessionRecorder::~SessionRecorder() {
+  open_lru_.clear();
   runs_.clear();
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
-SessionRecorder::Run* SessionRecorder::open_run(const std::string& name, std::string& error) {
+std::chrono::steady_clock::time_point SessionRecorder::now() const {
+  return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
+}
+
+void SessionRecorder::touch(Run& run) {
+  run.last_used = now();
+  if (run.bin_fd >= 0) open_lru_.splice(open_lru_.end(), open_lru_, run.lru);
+}
+
+void SessionRecorder::close_files(Run& run) {
+  if (run.bin_fd < 0 && run.journal_fd < 0) return;
+  run.bin_closed = run.bin_fd >= 0 ? file_id(run.bin_fd) : FileId{};
+  run.journal_closed = run.journal_fd >= 0 ? file_id(run.journal_fd) : FileId{};
+  if (run.bin_fd >= 0) ::close(run.bin_fd);
+  if (run.journal_fd >= 0) ::close(run.journal_fd);
+  run.bin_fd = run.journal_fd = -1;
+  open_lru_.erase(run.lru);
+  ++counters_.closed;
+}
+
+void SessionRecorder::close_idle_runs() {
+  log_.poll();
+  if (options_.run_idle_close <= std::chrono::steady_clock::duration::zero()) return;
+  const auto t = now();
+  for (auto it = open_lru_.begin(); it != open_lru_.end();) {
+    Run* run = *it++;
+    if (t - run->last_used < options_.run_idle_close) break;  // the rest were used later
+    if (!pending_ || pending_->run != run) close_files(*run);
+  }
+}
+
+size_t SessionRecorder::free_descriptors(const Run* keep) {
+  const size_t target = std::max<size_t>(1, open_lru_.size() / 2);
+  size_t closed = 0;
+  for (auto it = open_lru_.begin(); it != open_lru_.end() && closed < target;) {
+    Run* run = *it++;
+    if (run == keep || (pending_ && pending_->run == run)) continue;
+    close_files(*run);
+    ++closed;
+  }
+  return closed;
+}
+
+std::string SessionRecorder::out_of_descriptors(const std::string& what, int error_number) const {
+  struct rlimit limit {};
+  const bool known = ::getrlimit(RLIMIT_NOFILE, &limit) == 0;
+  auto text = [](rlim_t v) { return v == RLIM_INFINITY ? std::string("unlimited") : std::to_string(v); };
+  return fmt::format("out of file descriptors {}: {} ({} runs' files open, max_open_runs {}, RLIMIT_NOFILE {})", what,
+                     std::strerror(error_number), open_lru_.size(), open_limit_,
+                     known ? text(limit.rlim_cur) + " (hard " + text(limit.rlim_max) + ")" : "unknown");
+}
+
+bool SessionRecorder::open_files(Run& run, std::string& error, RejectKind& kind) {
+  // Room first, so that the bound holds: the least recently used runs' files close.
+  for (auto it = open_lru_.begin(); it != open_lru_.end() && open_lru_.size() >= open_limit_;) {
+    Run* other = *it++;
+    if (other != &run && (!pending_ || pending_->run != other)) close_files(*other);
+  }
+  auto attempt = [&] {
+    const std::filesystem::path bin_path = run.dir / "volumes.bin";
+    const std::filesystem::path journal_path = run.dir / "journal.jsonl";
+    run.bin_fd = ::open(bin_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (run.bin_fd >= 0) run.journal_fd = ::open(journal_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // The first time, the directory entries are made durable too (the files' in the run's, the run's in runs/).
+    if (run.bin_fd >= 0 && run.journal_fd >= 0 && (run.loaded || (fsync_dir(run.dir) && fsync_dir(dir_ / "runs")))) {
+      return 0;
+    }
+    const int saved = errno;
+    if (run.bin_fd >= 0) ::close(run.bin_fd);
+    if (run.journal_fd >= 0) ::close(run.journal_fd);
+    run.bin_fd = run.journal_fd = -1;
+    return saved;
+  };
+  int failure = attempt();
+  if (failure != 0 && out_of_resources(failure)) {
+    // Not the sender's fault: make room by closing other runs' files (they reopen on demand), and try once more.
+    ++counters_.descriptor_retries;
+    free_descriptors(&run);
+    failure = attempt();
+  }
+  if (failure != 0) {
+    const std::string what = "opening the files of run " + run.name;
+    kind = out_of_resources(failure) ? RejectKind::kResource : RejectKind::kWriteFailed;
+    error = failure == EMFILE || failure == ENFILE ? out_of_descriptors(what, failure)
+                                                   : what + ": " + std::strerror(failure);
+    return false;
+  }
+  open_lru_.push_back(&run);
+  run.lru = std::prev(open_lru_.end());
+  touch(run);
+  return true;
+}
+
+SessionRecorder::Run* SessionRecorder::find_run(const std::string& name, std::string& error, RejectKind& kind) {
+  close_idle_runs();
   if (auto it = runs_.find(name); it != runs_.end()) return it->second.get();
-  if (!valid_run_id(name, error)) return nullptr;
+  if (!valid_run_id(name, error)) {
+    kind = RejectKind::kInvalid;
+    return nullptr;
+  }
   auto run = std::make_unique<Run>();
+  run->name = name;
   run->dir = dir_ / "runs" / name;
   std::error_code ec;
-  if (std::filesystem::create_directories(run->dir, ec)) fsync_dir(dir_ / "runs");
+  std::filesystem::create_directories(run->dir, ec);
   if (ec) {
     error = fmt::format("cannot create {}: {}", run->dir.string(), ec.message());
+    kind = out_of_resources(ec.value()) ? RejectKind::kResource : RejectKind::kWriteFailed;
     return nullptr;
   }
-  const std::filesystem::path bin_path = run->dir / "volumes.bin";
-  const std::filesystem::path journal_path = run->dir / "journal.jsonl";
-  run->bin_fd = ::open(bin_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  run->journal_fd = ::open(journal_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (run->bin_fd < 0 || run->journal_fd < 0) {
-    error = errno_text("cannot open the files of run " + name);
+  if (!open_files(*run, error, kind)) return nullptr;
+  if (!load_journal(*run, error)) {
+    close_files(*run);
+    kind = RejectKind::kWriteFailed;
     return nullptr;
   }
-  fsync_dir(run->dir);
+  Run* raw = run.get();
+  runs_.emplace(name, std::move(run));
+  return raw;
+}
 
-  // Reopening after a restart: rebuild the index set from the journal; cut a torn journal line and any payload
-  // bytes no journal line refers to (written just before a crash, never acknowledged).
-  JournalContents journal;
-  try {
-    journal = read_journal(journal_path);
-  } catch (const std::exception& e) {
-    error = e.what();
-    return nullptr;
+bool SessionRecorder::ensure_open(Run& run, std::string& error, RejectKind& kind) {
+  if (run.bin_fd >= 0) {
+    touch(run);
+    return true;
   }
-  struct stat bin_stat {};
-  if (::fstat(run->bin_fd, &bin_stat) != 0) {
+  if (!open_files(run, error, kind)) return false;
+  ++counters_.reopened;
+  if (file_id(run.bin_fd) == run.bin_closed && file_id(run.journal_fd) == run.journal_closed) return true;
+  // Changed while closed (by hand, or a file replaced): trust only the journal, as on a restart.
+  spdlog::warn("run {}: its files changed while they were closed; rebuilding its state from the journal", run.name);
+  ++counters_.rebuilt;
+  if (load_journal(run, error)) return true;
+  close_files(run);
+  kind = RejectKind::kWriteFailed;
+  return false;
+}
+
+// Rebuilds the index set from the journal (read through the open descriptor); cuts a torn journal line and any
+// payload bytes no journal line refers to (written just before a crash, never acknowledged).
+bool SessionRecorder::load_journal(Run& run, std::string& error) {
+  const std::filesystem::path bin_path = run.dir / "volumes.bin";
+  const std::filesystem::path journal_path = run.dir / "journal.jsonl";
+  run.indices.clear();
+  run.grid.reset();
+  run.ended = false;
+  const FileId journal_id = file_id(run.journal_fd);
+  std::string text(journal_id.size > 0 ? static_cast<size_t>(journal_id.size) : 0, '\0');
+  if (journal_id.size < 0 || !pread_all(run.journal_fd, text.data(), text.size(), 0)) {
+    error = errno_text("cannot read " + journal_path.string());
+    return false;
+  }
+  const JournalContents journal = parse_journal(text);
+  const FileId bin_id = file_id(run.bin_fd);
+  if (bin_id.size < 0) {
     error = errno_text("cannot stat " + bin_path.string());
-    return nullptr;
+    return false;
   }
-  const auto bin_file_size = static_cast<uint64_t>(bin_stat.st_size);
+  const auto bin_file_size = static_cast<uint64_t>(bin_id.size);
   uint64_t journaled_end = 0;
   std::vector<std::byte> payload;
   for (const JournalEntry& e : journal.entries) {
     journaled_end = std::max(journaled_end, e.offset + e.length);
-    if (run->indices.count(e.index) != 0 || e.offset + e.length > bin_file_size) continue;
+    if (run.indices.count(e.index) != 0 || e.offset + e.length > bin_file_size) continue;
     payload.resize(e.length);
-    if (!pread_all(run->bin_fd, payload.data(), payload.size(), e.offset) || crc32(payload) != e.crc32) continue;
-    if (run->grid && !grid_mismatch(*run->grid, e.grid).empty()) continue;
-    if (!run->grid) run->grid = e.grid;
-    run->indices.insert(e.index);
+    if (!pread_all(run.bin_fd, payload.data(), payload.size(), e.offset) || crc32(payload) != e.crc32) continue;
+    if (run.grid && !grid_mismatch(*run.grid, e.grid).empty()) continue;
+    if (!run.grid) run.grid = e.grid;
+    run.indices.insert(e.index);
   }
   if (journal.torn_tail) {
-    spdlog::warn("run {}: dropping a torn last journal line (crash during a write)", name);
-    if (::ftruncate(run->journal_fd, static_cast<off_t>(journal.valid_bytes)) != 0) {
+    spdlog::warn("run {}: dropping a torn last journal line (crash during a write)", run.name);
+    if (::ftruncate(run.journal_fd, static_cast<off_t>(journal.valid_bytes)) != 0) {
       error = errno_text("cannot truncate " + journal_path.string());
-      return nullptr;
+      return false;
     }
   }
   if (bin_file_size > journaled_end) {
-    spdlog::warn("run {}: dropping {} unjournaled payload bytes (crash before the journal line)", name,
+    spdlog::warn("run {}: dropping {} unjournaled payload bytes (crash before the journal line)", run.name,
                  bin_file_size - journaled_end);
-    if (::ftruncate(run->bin_fd, static_cast<off_t>(journaled_end)) != 0) {
+    if (::ftruncate(run.bin_fd, static_cast<off_t>(journaled_end)) != 0) {
       error = errno_text("cannot truncate " + bin_path.string());
-      return nullptr;
+      return false;
     }
   }
-  run->bin_size = journaled_end;  // never overlap a range a journal line claims, even one past the file's end
-  run->journal_size = journal.valid_bytes;
-  run->ended = journal.ended;
-  Run* raw = run.get();
-  runs_.emplace(name, std::move(run));
-  return raw;
+  run.bin_size = journaled_end;  // never overlap a range a journal line claims, even one past the file's end
+  run.journal_size = journal.valid_bytes;
+  run.ended = journal.ended;
+  run.loaded = true;
+  return true;
 }
 
 RecordResult SessionRecorder::record(const RecordedVolume& v) {
@@ -309,8 +483,11 @@ RecordResult SessionRecorder::begin_record(const RecordedVolume& v) {
   if (!g.affine.allFinite() || !std::isfinite(g.tr_s) || g.tr_s < 0) return rejected("affine or TR not finite");
 
   std::string error;
-  Run* run = open_run(v.run, error);
-  if (run == nullptr) return rejected(error);
+  RejectKind kind = RejectKind::kNone;
+  Run* run = find_run(v.run, error, kind);
+  if (run == nullptr) return rejected(error, kind);
+  // Files first (a reopening checks them, and re-reads the journal if they changed), then the duplicate check.
+  if (!run->ended && !ensure_open(*run, error, kind)) return rejected(error, kind);
   if (run->indices.count(v.index) != 0) {
     return {RecordStatus::kDuplicate, fmt::format("volume {} of run {} is already recorded", v.index, v.run)};
   }
@@ -341,9 +518,10 @@ RecordResult SessionRecorder::fail_pending(const std::string& what) {
   const std::unique_ptr<Pending> p = std::move(pending_);
   if (::ftruncate(p->run->bin_fd, static_cast<off_t>(p->run->bin_size)) != 0 ||
       ::ftruncate(p->run->journal_fd, static_cast<off_t>(p->run->journal_size)) != 0) {
-    spdlog::error("run {}: could not cut the files back after a failed write: {}", p->run_name, std::strerror(errno));
+    log_.error("cut back failed", "run {}: could not cut the files back after a failed write: {}", p->run_name,
+               std::strerror(errno));
   }
-  spdlog::error("run {}: volume {} not recorded: {}", p->run_name, p->index, reason);
+  log_.error("volume not recorded", "run {}: volume {} not recorded: {}", p->run_name, p->index, reason);
   return rejected(reason, RejectKind::kWriteFailed);
 }
 
@@ -369,9 +547,11 @@ RecordResult SessionRecorder::commit_record() {
 
 std::string SessionRecorder::end_run(const std::string& name) {
   std::string error;
-  Run* run = open_run(name, error);
+  RejectKind kind = RejectKind::kNone;
+  Run* run = find_run(name, error, kind);
   if (run == nullptr) return error;
   if (run->ended) return {};
+  if (!ensure_open(*run, error, kind)) return error;
   const std::string line = encode_end_of_run(static_cast<int64_t>(run->indices.size()));
   if (!pwrite_all(run->journal_fd, line.data(), line.size(), run->journal_size) || ::fdatasync(run->journal_fd) != 0) {
     error = errno_text("writing the end of run to journal.jsonl");
@@ -382,6 +562,7 @@ std::string SessionRecorder::end_run(const std::string& name) {
   }
   run->journal_size += line.size();
   run->ended = true;
+  close_files(*run);  // an ended run writes nothing more (its indices stay, for duplicates)
   return {};
 }
 

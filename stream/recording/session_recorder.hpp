@@ -1,11 +1,15 @@
 // SessionRecorder: durably records accepted volumes into a session directory (append-only payload file plus journal
 // per run) before the server acknowledges them, drops duplicates by (run, index), and writes a run's 4D NIfTI at its
 // end. Layout, durability and costs: docs/recording.md. One recorder per session directory (an exclusive lock).
+// Descriptors are bounded: at most max_open_runs runs keep their two files open (least recently used and idle runs'
+// files are closed, and reopened on demand without re-reading the journal).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include "core/image/image.hpp"
+#include "core/util/rate_limited_log.hpp"
 #include "stream/recording/recovery.hpp"
 
 namespace rtf::stream {
@@ -37,6 +42,14 @@ enum class FsyncPolicy {
 struct RecorderOptions {
   FsyncPolicy fsync = FsyncPolicy::kEveryVolume;
   std::string session_id;  // written to session.json when it is created; empty: null until bind_session()
+  // Runs whose files (volumes.bin and journal.jsonl: two descriptors) are open at once, >= 1; lowered at start to fit
+  // RLIMIT_NOFILE. Opening another closes the least recently used run's files; a closed run keeps its state (indices,
+  // grid, sizes) and reopens on demand.
+  size_t max_open_runs = 32;
+  // A run's files are closed after this long without a volume (checked on each call and by close_idle_runs()).
+  // Zero: only max_open_runs closes them.
+  std::chrono::steady_clock::duration run_idle_close = std::chrono::seconds(60);
+  SteadyNow clock = {};  // the idle rule's and the log summaries' clock; empty: std::chrono::steady_clock::now
 };
 
 enum class RecordStatus { kRecorded, kDuplicate, kRejected };
@@ -44,10 +57,11 @@ enum class RecordStatus { kRecorded, kDuplicate, kRejected };
 // Why a volume was rejected.
 enum class RejectKind {
   kNone,          // not rejected
-  kInvalid,       // bad run id, index, grid or payload length
+  kInvalid,       // bad run id, index, grid or payload length: the only kinds that are the sender's fault
   kInconsistent,  // grid, datatype or TR unlike the run's first volume
   kRunEnded,      // a new index for a run that has ended
   kWriteFailed,   // the disk refused (the errno text is in reason); nothing was kept
+  kResource,      // out of file descriptors or memory opening the run's files, also after closing others' (retryable)
 };
 
 struct RecordResult {
@@ -107,11 +121,34 @@ class SessionRecorder {
     int64_t recorded = 0;          // distinct indices journaled
     std::vector<int64_t> missing;  // indices in [0, num_volumes) not journaled
   };
-  std::optional<RunState> run_state(const std::string& run, int64_t num_volumes);
+  // nullopt when the id is invalid or the run's files cannot be opened (`error`, when given, says why).
+  std::optional<RunState> run_state(const std::string& run, int64_t num_volumes, std::string* error = nullptr);
+
+  // Closes the files of runs without a volume for longer than run_idle_close (a volume between begin_record() and
+  // commit_record() keeps its run's open), and logs due summaries of rate-limited lines. Cheap: call it when idle.
+  void close_idle_runs();
+  size_t open_runs() const { return open_lru_.size(); }  // runs whose files are open now (two descriptors each)
+  // The bound in force: max_open_runs, lowered at start to fit RLIMIT_NOFILE (with a reserve for sockets and outputs).
+  size_t max_open_runs() const { return open_limit_; }
+  struct Counters {
+    int64_t closed = 0;              // times a run's files were closed (idle, least recently used, ended, retry)
+    int64_t reopened = 0;            // times a known run's files were opened again
+    int64_t rebuilt = 0;             // reopenings that found the files changed and re-read the journal
+    int64_t descriptor_retries = 0;  // opens that ran out of descriptors and were retried after closing others
+  };
+  const Counters& counters() const { return counters_; }
 
  private:
   struct Run;
-  Run* open_run(const std::string& run, std::string& error);
+  Run* find_run(const std::string& name, std::string& error, RejectKind& kind);  // loads it the first time
+  bool ensure_open(Run& run, std::string& error, RejectKind& kind);              // its files open (reopened, checked)
+  bool open_files(Run& run, std::string& error, RejectKind& kind);  // opens them, retrying once after freeing others'
+  bool load_journal(Run& run, std::string& error);                  // the run's state from its journal (files open)
+  void close_files(Run& run);
+  void touch(Run& run);
+  size_t free_descriptors(const Run* keep);  // closes the least recently used half of the open runs' files
+  std::string out_of_descriptors(const std::string& what, int error_number) const;
+  std::chrono::steady_clock::time_point now() const;
   struct Pending;  // what begin_record() wrote and commit_record() finishes
   std::unique_ptr<Pending> pending_;
   RecordResult fail_pending(const std::string& what);
@@ -123,6 +160,10 @@ class SessionRecorder {
   std::string write_session_json() const;  // "" on success, else the reason
   int lock_fd_ = -1;
   std::map<std::string, std::unique_ptr<Run>> runs_;
+  std::list<Run*> open_lru_;  // runs whose files are open, least recently used first
+  size_t open_limit_ = 1;     // max_open_runs as it fits the descriptor limit
+  Counters counters_;
+  RateLimitedLog log_;  // per-volume failures
 };
 
 // Whether `run` is usable as a run id (and directory name); fills `reason` if not.

@@ -39,6 +39,7 @@ ErrorCode code_for(RejectKind kind) {
     case RejectKind::kInvalid:
       return ErrorCode::kInvalidField;
     case RejectKind::kWriteFailed:
+    case RejectKind::kResource:  // out of descriptors or memory: the server's trouble, retryable
     case RejectKind::kNone:
       break;
   }
@@ -48,7 +49,11 @@ ErrorCode code_for(RejectKind kind) {
 }  // namespace
 
 IngestCore::IngestCore(const std::filesystem::path& session_dir, IngestOptions options)
-    : options_(std::move(options)), recorder_(session_dir, options_.recorder), queue_(options_.queue_capacity) {}
+    : options_(std::move(options)),
+      recorder_(session_dir, options_.recorder),
+      queue_(options_.queue_capacity),
+      nack_log_("NACKs", options_.log_limit, options_.recorder.clock),
+      run_log_("new-run lines", options_.log_limit, options_.recorder.clock) {}
 
 IngestCore::~IngestCore() {
   queue_.close();
@@ -61,8 +66,8 @@ Reply IngestCore::nack(ReplyTo of, const std::string& session, const std::string
   ++stats_.nacks_by_code[std::string(to_string(code))];
   const char* what = of == ReplyTo::kEndOfRun ? "end_of_run" : (of == ReplyTo::kVolume ? "volume" : "message");
   const std::string where = session.empty() && run.empty() ? std::string() : fmt::format(" {}/{}", session, run);
-  spdlog::warn("NACK {}{}{}: {} ({})", what, where, index ? fmt::format(" #{}", *index) : std::string(), reason,
-               to_string(code));
+  nack_log_.warn(to_string(code), "NACK {}{}{}: {} ({})", what, where, index ? fmt::format(" #{}", *index) : "", reason,
+                 to_string(code));
   return Nack{of, session, run, index, code, std::move(reason)};
 }
 
@@ -178,8 +183,8 @@ Reply IngestCore::handle_volume(const VolumeHeader& h, std::vector<std::byte>&& 
   stamp->set(steady_now_ns());
   ++stats_.recorded;
   if (first_of_run_.emplace(h.run, h).second) {
-    spdlog::info("run {}/{}: first volume #{} ({}x{}x{} {}, TR {} s)", h.session, h.run, h.index, h.dims[0], h.dims[1],
-                 h.dims[2], datatype_to_wire(h.datatype), h.tr_s);
+    run_log_.log(spdlog::level::info, "first volume", "run {}/{}: first volume #{} ({}x{}x{} {}, TR {} s)", h.session,
+                 h.run, h.index, h.dims[0], h.dims[1], h.dims[2], datatype_to_wire(h.datatype), h.tr_s);
   }
   ++open_run_volumes_[h.run];
   return Ack{ReplyTo::kVolume, h.session, h.run, h.index, false};
@@ -192,8 +197,9 @@ Reply IngestCore::handle_end_of_run(const EndOfRun& m) {
     return nack(ReplyTo::kEndOfRun, m.session, m.run, std::nullopt, code, std::move(reason));
   };
   if (std::string why; !recorder_.bind_session(m.session, why)) return fail(ErrorCode::kWrongSession, why);
-  const auto state = recorder_.run_state(m.run, m.num_volumes);
-  if (!state) return fail(ErrorCode::kInternal, fmt::format("run {} cannot be opened in the session directory", m.run));
+  std::string open_error;
+  const auto state = recorder_.run_state(m.run, m.num_volumes, &open_error);
+  if (!state) return fail(ErrorCode::kInternal, fmt::format("run {} cannot be opened: {}", m.run, open_error));
   if (state->ended) {
     if (state->missing.empty() && state->recorded == m.num_volumes) {
       return Ack{ReplyTo::kEndOfRun, m.session, m.run, std::nullopt, false};
@@ -217,19 +223,21 @@ Reply IngestCore::handle_end_of_run(const EndOfRun& m) {
   ++stats_.runs_closed;
   open_run_volumes_.erase(m.run);
   first_of_run_.erase(m.run);
-  spdlog::info("run {}/{} closed with {} volumes; writing its NIfTI", m.session, m.run, m.num_volumes);
+  run_log_.log(spdlog::level::info, "run closed", "run {}/{} closed with {} volumes; writing its NIfTI", m.session,
+               m.run, m.num_volumes);
   // The journal is the record; the NIfTI is derived from it and can take seconds for a long run, so it is written
-  // off the ingest thread (the next run's volumes are not kept waiting).
-  run_files_.push_back(std::async(std::launch::async, [run_dir = recorder_.run_dir(m.run), run = m.run] {
+  // off the ingest thread (the next run's volumes are not kept waiting), one run at a time.
+  run_files_.push_back(run_file_writer_.submit([this, run_dir = recorder_.run_dir(m.run), run = m.run] {
     try {
       const RunRecovery r = build_run_nifti(run_dir, read_journal(run_dir / "journal.jsonl"));
       const std::string line = r.error.empty()
                                    ? fmt::format("run {}: {} volumes -> {}", run, r.recovered, r.nifti.string())
                                    : fmt::format("run {}: writing the NIfTI failed: {}", run, r.error);
-      (r.error.empty() ? spdlog::info("{}", line) : spdlog::error("{}", line));
+      run_log_.log(r.error.empty() ? spdlog::level::info : spdlog::level::err,
+                   r.error.empty() ? "nifti" : "nifti failed", "{}", line);
       return line;
     } catch (const std::exception& e) {
-      spdlog::error("run {}: writing the NIfTI failed: {}", run, e.what());
+      run_log_.error("nifti failed", "run {}: writing the NIfTI failed: {}", run, e.what());
       return fmt::format("run {}: writing the NIfTI failed: {}", run, e.what());
     }
   }));
@@ -243,6 +251,13 @@ bool IngestCore::bind_session(const std::string& id, std::string& reason) {
     return false;
   }
   return recorder_.bind_session(id, reason);
+}
+
+void IngestCore::tick() {
+  std::lock_guard lock(mutex_);
+  recorder_.close_idle_runs();
+  nack_log_.poll();
+  run_log_.poll();
 }
 
 VolumeHandler IngestCore::as_handler() {

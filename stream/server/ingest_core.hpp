@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/util/rate_limited_log.hpp"
+#include "core/util/serial_worker.hpp"
 #include "stream/protocol/messages.hpp"
 #include "stream/protocol/volume_header.hpp"
 #include "stream/recording/session_recorder.hpp"
@@ -57,7 +59,9 @@ IngestLatency ingest_latency(const AcceptedVolume& volume);
 
 struct IngestOptions {
   ProtocolLimits limits;
-  RecorderOptions recorder;    // fsync policy; session_id binds the directory up front (else the first volume does)
+  RecorderOptions recorder;    // fsync policy; session_id binds the directory up front (else the first volume does);
+                               // max_open_runs, run_idle_close; its clock also times the log summaries
+  LogRateLimit log_limit;      // NACK lines per code (and new-run lines) per interval; the rest are counted
   size_t queue_capacity = 64;  // volumes waiting for later stages before the oldest is dropped (for them only)
 };
 
@@ -91,6 +95,9 @@ class IngestCore {
   // Binds the session directory to `id` up front (rtfmri run --session); false with `reason` if it holds another.
   bool bind_session(const std::string& id, std::string& reason);
 
+  // Housekeeping for a transport's poll loop: closes idle runs' files and logs due summaries of suppressed lines.
+  void tick();
+
   // This core as a VolumeHandler for other transports (pyneal).
   VolumeHandler as_handler();
 
@@ -120,9 +127,12 @@ class IngestCore {
   std::map<std::string, VolumeHeader> first_of_run_;  // run id -> its first volume seen by this process
   std::map<std::string, int64_t> open_run_volumes_;   // runs with volumes recorded here and not yet ended
   std::vector<std::future<std::string>> run_files_;   // bold.nii.gz of closed runs, written off the ingest thread
+  SerialWorker run_file_writer_;                      // one at a time, however many runs close at once
   DropOldestQueue<AcceptedVolume> queue_;
   IngestStats stats_;
   std::atomic<int64_t> duplicates_{0};  // stats_.duplicates, readable without mutex_
+  RateLimitedLog nack_log_;             // one key per NACK code
+  RateLimitedLog run_log_;              // lines per run (first volume, closed, its NIfTI written)
 };
 
 }  // namespace rtf::stream

@@ -34,6 +34,8 @@ ZmqIngestServer::ZmqIngestServer(zmq::context_t& context, IngestCore& core, ZmqS
 void ZmqIngestServer::run() {
   zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
   while (!stop_.load()) {
+    core_.tick();
+    log_.poll();
     try {
       if (zmq::poll(&item, 1, std::chrono::milliseconds(options_.poll_ms)) > 0 && (item.revents & ZMQ_POLLIN)) {
         // Drain what is waiting before polling again.
@@ -47,7 +49,7 @@ void ZmqIngestServer::run() {
       }
     } catch (const zmq::error_t& e) {
       if (e.num() == ETERM) return;
-      spdlog::error("ingest socket: {}", e.what());
+      log_.error("socket error", "ingest socket: {}", e.what());
     }
   }
 }
@@ -70,9 +72,9 @@ void ZmqIngestServer::handle_one() {
     const bool sent = socket_.send(frames[0], zmq::send_flags::sndmore | zmq::send_flags::dontwait).has_value() &&
                       (!delimiter || socket_.send(zmq::message_t(), zmq::send_flags::sndmore).has_value()) &&
                       socket_.send(zmq::buffer(reply), zmq::send_flags::dontwait).has_value();
-    if (!sent) spdlog::warn("reply not sent (peer gone or its queue full): {}", reply);
+    if (!sent) log_.warn("reply not sent", "reply not sent (peer gone or its queue full): {}", reply);
   } catch (const zmq::error_t& e) {
-    spdlog::warn("reply not sent: {}", e.what());
+    log_.warn("reply not sent", "reply not sent: {}", e.what());
   }
 }
 

@@ -1,6 +1,7 @@
 // ZmqIngestServer: the protocol-1 transport. Binds a ZeroMQ ROUTER socket, receives each sender's multipart
 // messages, passes their frames to an IngestCore and sends the reply back to that sender. One thread; the
-// receive loop polls so stop() takes effect within one poll interval. docs/ingest.md, docs/protocol.md.
+// receive loop polls so stop() takes effect within one poll interval, and gives the core its housekeeping (idle runs'
+// files closed, log summaries) on each pass. docs/ingest.md, docs/protocol.md.
 #pragma once
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "core/util/rate_limited_log.hpp"
 #include "stream/server/ingest_core.hpp"
 
 namespace rtf::stream {
@@ -41,6 +43,7 @@ class ZmqIngestServer {
   std::string endpoint_;
   int64_t max_message_bytes_ = 0;
   std::atomic<bool> stop_{false};
+  RateLimitedLog log_{"ingest socket warnings"};  // replies not sent, socket errors: per key and interval
 };
 
 }  // namespace rtf::stream
