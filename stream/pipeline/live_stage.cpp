@@ -140,6 +140,7 @@ LiveStage::ActiveRun* LiveStage::active_run_for(const LiveVolume& v) {
 void LiveStage::retire(const std::string& run, const std::string& why) {
   const auto it = active_.find(run);
   if (it == active_.end()) return;
+  complete_outstanding();  // none may point at the pipeline about to go
   try {
     it->second.pipeline.reset();  // finishes the run (its final maps)
   } catch (const std::exception& e) {
@@ -185,6 +186,10 @@ void LiveStage::not_analysed(const LiveVolume& v, IngestLatency& latency) {
 }
 
 void LiveStage::handle(const LiveVolume& v, bool analyse) {
+  handle(v, analyse, false);
+}
+
+void LiveStage::handle(const LiveVolume& v, bool analyse, bool defer_maps) {
   IngestLatency latency;
   latency.run = v.run;
   latency.index = v.index;
@@ -230,34 +235,55 @@ void LiveStage::handle(const LiveVolume& v, bool analyse) {
       log();
       return;
     }
-    TrResult r = p.process(v.index);
-    latency.motion_ns = r.motion_ns;
-    latency.smoothed_ns = r.smoothed_ns;
-    latency.stats_ns = r.stats_ns;
-    latency.feedback_ns = r.feedback_ns;
+    Outstanding o{active, v.run, p.process(v.index), latency, &taken, active->skipped_since_sent, v.recorded};
+    o.latency.motion_ns = o.result.motion_ns;
+    o.latency.smoothed_ns = o.result.smoothed_ns;
+    o.latency.stats_ns = o.result.stats_ns;
+    o.latency.feedback_ns = o.result.feedback_ns;
     if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
     // The feedback line first (a stimulus script waits for it), then the maps for viewers and observers.
-    if (outputs_ != nullptr) outputs_->send_feedback(r, latency, active->skipped_since_sent);
-    if ((outputs_ != nullptr && outputs_->publisher() != nullptr) || observer_) {
-      p.read_maps(r);
-      if (outputs_ != nullptr && outputs_->publisher() != nullptr) {
-        outputs_->publish(r, latency, active->skipped_since_sent, device_label_, live_counts(taken));
-      }
-    }
-    if (p.is_last(v.index)) {
-      p.finish();  // the run's last volume: its maps now, after its outputs went out
-      active->complete = true;
-    }
+    if (outputs_ != nullptr) outputs_->send_feedback(o.result, o.latency, o.skipped_since_sent);
     active->skipped_since_sent = 0;
-    analysed_.fetch_add(1);
-    log();
-    if (active->first_volume) report_first_volume(*active, v.run);
-    if (observer_) observer_(r);
+    if (defer_maps) {
+      outstanding_.push_back(std::move(o));
+    } else {
+      complete(o);
+    }
   } catch (const std::exception& e) {
     failed_.fetch_add(1);
     spdlog::error("run {} volume {}: live stage failed: {}", v.run, v.index, e.what());
     log();
   }
+}
+
+void LiveStage::complete(Outstanding& o) {
+  try {
+    RunPipeline& p = *o.active->pipeline;
+    if ((outputs_ != nullptr && outputs_->publisher() != nullptr) || observer_) {
+      p.read_maps(o.result);
+      if (outputs_ != nullptr && outputs_->publisher() != nullptr) {
+        outputs_->publish(o.result, o.latency, o.skipped_since_sent, device_label_, live_counts(*o.taken));
+      }
+    }
+    if (p.is_last(o.result.index)) {
+      p.finish();  // the run's last volume: its maps now, after its outputs went out
+      o.active->complete = true;
+    }
+    analysed_.fetch_add(1);
+  } catch (const std::exception& e) {
+    failed_.fetch_add(1);
+    spdlog::error("run {} volume {}: live stage failed after its feedback line: {}", o.run, o.result.index, e.what());
+  }
+  if (o.recorded) o.latency.recorded_ns = o.recorded->recorded_ns();
+  log_.add(o.latency);
+  if (o.active->first_volume) report_first_volume(*o.active, o.run);
+  if (observer_) observer_(o.result);
+}
+
+void LiveStage::complete_outstanding() {
+  std::vector<Outstanding> pending;
+  pending.swap(outstanding_);
+  for (Outstanding& o : pending) complete(o);
 }
 
 void LiveStage::run() {
@@ -278,9 +304,11 @@ void LiveStage::run() {
     }
     std::unordered_map<std::string_view, size_t> last_of_run;
     for (size_t i = 0; i < batch.size(); ++i) last_of_run[batch[i].header.run] = i;
+    const bool several_runs = last_of_run.size() > 1;  // each run's feedback line before any run's maps
     for (size_t i = 0; i < batch.size(); ++i) {
-      handle(live_volume(batch[i]), last_of_run.at(batch[i].header.run) == i);
+      handle(live_volume(batch[i]), last_of_run.at(batch[i].header.run) == i, several_runs);
     }
+    complete_outstanding();
     retire_ended(ended);
   }
   finish_run();  // the last runs' final maps

@@ -142,6 +142,25 @@ class LiveStage {
   void report_first_volume(ActiveRun& active, const std::string& run);
   LiveCounts live_counts(const Taken& run) const;
 
+  // A volume whose feedback line went out and whose maps wait: when several runs' volumes are analysed from one batch,
+  // every run's feedback line goes out before any run's maps are read back and published (a run's line never waits
+  // for another run's maps).
+  struct Outstanding {
+    ActiveRun* active = nullptr;
+    std::string run;
+    TrResult result;
+    IngestLatency latency;
+    const Taken* taken = nullptr;
+    int64_t skipped_since_sent = 0;
+    std::shared_ptr<const RecordedStamp> recorded;
+  };
+  void handle(const LiveVolume& volume, bool analyse, bool defer_maps);
+  // The rest of an analysed volume's work after its feedback line: maps read back and published, the run's final maps
+  // at its last volume, the latency record, the observer.
+  void complete(Outstanding& volume);
+  void complete_outstanding();
+  std::vector<Outstanding> outstanding_;
+
   Device& device_;
   PipelineConfig config_;
   DropOldestQueue<AcceptedVolume>& queue_;

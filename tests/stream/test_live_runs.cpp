@@ -302,6 +302,29 @@ TEST(LiveRuns, AnIdleRunGivesItsPlaceAndItsLaterVolumesAreRecordedOnly) {
   EXPECT_NE(not_analysed.at("a").reason.find("no volume for 61 s"), std::string::npos) << not_analysed.at("a").reason;
 }
 
+// Volumes of two runs waiting together: each run's newest is analysed (the others uploaded and skipped), both runs'
+// results come out.
+TEST(LiveRuns, WaitingVolumesOfTwoRunsAnalyseTheNewestOfEach) {
+  test::TempDir tmp;
+  DropOldestQueue<AcceptedVolume> queue(16);
+  LatencyLog latency("");
+  std::vector<std::pair<std::string, int64_t>> seen;
+  LiveStage stage(test::test_device(), upload_only_config(tmp.path(), 4), queue, latency, tmp.path(), nullptr,
+                  [&](const TrResult& r) { seen.emplace_back(r.run, r.index); });
+  for (int64_t i = 0; i < 3; ++i) {
+    queue.push(accepted("a", i));
+    queue.push(accepted("b", i));
+  }
+  queue.close();
+  stage.run();
+  EXPECT_EQ(stage.counters().uploaded, 6);
+  EXPECT_EQ(stage.counters().analysed, 2);
+  EXPECT_EQ(stage.counters().skipped, 4);
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, int64_t>>{{"a", 2}, {"b", 2}}));
+  EXPECT_EQ(stage.skipped_volumes().at("a"), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(stage.skipped_volumes().at("b"), (std::vector<int64_t>{0, 1}));
+}
+
 // A run closed by its END_OF_RUN gives its place at once (run(): the stage asks IngestCore::run_ended), and only after
 // every volume handed in before the END_OF_RUN was handled.
 TEST(LiveRuns, ARunClosedByItsEndOfRunGivesItsPlaceAfterItsLastVolume) {
