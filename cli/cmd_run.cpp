@@ -64,16 +64,20 @@ sigset_t block_stop_signals() {
 }
 
 void print_summary(const rtf::stream::IngestStats& s, const rtf::stream::LiveStageCounters& live,
-                   const std::map<std::string, std::vector<int64_t>>& skipped) {
+                   const std::map<std::string, std::vector<int64_t>>& skipped,
+                   const std::map<std::string, rtf::stream::LiveStage::NotAnalysed>& not_analysed) {
   fmt::print("ingest: {} messages, {} volumes recorded, {} duplicates, {} NACKs, {} runs closed\n", s.messages,
              s.recorded, s.duplicates, s.nacked, s.runs_closed);
   for (const auto& [code, n] : s.nacks_by_code) fmt::print("  NACK {}: {}\n", code, n);
   fmt::print(
       "device: {} volumes uploaded, {} analysed, {} skipped (a newer volume was waiting), {} dropped before the device "
-      "stage (queue full), {} failed\n",
-      live.uploaded, live.analysed, live.skipped, s.queue_dropped, live.failed);
+      "stage (queue full), {} failed, {} recorded only (runs not analysed live)\n",
+      live.uploaded, live.analysed, live.skipped, s.queue_dropped, live.failed, live.not_analysed);
   for (const auto& [run, indices] : skipped) {
     fmt::print("  skipped in run {}: volumes {}\n", run, rtf::stream::format_index_ranges(indices));
+  }
+  for (const auto& [run, n] : not_analysed) {
+    fmt::print("  run {}: {} volumes recorded but not analysed live: {}\n", run, n.volumes, n.reason);
   }
 }
 
@@ -190,6 +194,7 @@ int run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& glo
     if (outputs->tcp()) spdlog::info("feedback: TCP lines on {}", c.feedback_tcp);
     live = std::make_unique<LiveStage>(*device, c, core.queue(), latency, core.session_dir(), outputs.get());
     live->set_ingest_stats([&core] { return core.quick_stats(); });
+    live->set_run_ended([&core](const std::string& run) { return core.run_ended(run); });
     if (o.inject_delay_ms > 0) live->set_injected_delay(std::chrono::milliseconds(o.inject_delay_ms));
     live_thread = std::thread([&] { live->run(); });
   } else {
@@ -260,7 +265,8 @@ int run(const RunCli& o, const CLI::App& cmd, const rtf::cli::GlobalOptions& glo
   if (outputs) outputs->stop();
   for (const std::string& line : core.write_open_runs()) fmt::print("{}\n", line);
   print_summary(core.stats(), live ? live->counters() : LiveStageCounters{},
-                live ? live->skipped_volumes() : std::map<std::string, std::vector<int64_t>>{});
+                live ? live->skipped_volumes() : std::map<std::string, std::vector<int64_t>>{},
+                live ? live->not_analysed_runs() : std::map<std::string, rtf::stream::LiveStage::NotAnalysed>{});
   const std::string summary = latency.summary();
   if (!summary.empty()) fmt::print("latency per volume:\n{}", summary);
   live.reset();  // its registration thread's files are written (or reported) before the outputs are reported
@@ -313,6 +319,17 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
                   "listens, so that no TR is lost to compilation ([run] warm)");
   cmd->add_option("--exit-after-runs", v.exit_after_runs,
                   "Stop after this many runs were closed (0: run until signalled)")
+      ->capture_default_str();
+  cmd->add_option("--max-live-runs", v.max_live_runs,
+                  "Runs analysed on the device at once, each with its own pipeline; a run that starts while that many "
+                  "are analysed is recorded only (its feedback lines say \"recorded-only\"; analyse it afterwards "
+                  "with rtfmri replay) ([server] max_live_runs; docs/live.md)")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}))
+      ->capture_default_str();
+  cmd->add_option("--live-run-idle-s", v.live_run_idle_s,
+                  "A run analysed live with no volume for this long gives its place to a new run (a run closed by its "
+                  "end_of_run gives it at once) ([server] live_run_idle_s)")
+      ->check(rtf::cli::positive())
       ->capture_default_str();
   rtf::cli::add_pipeline_flags(*cmd, o->pipeline);
   cmd->add_flag("--no-device", o->no_device, "Ingest and record only: no device, no analysis");

@@ -83,6 +83,8 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   if (given("--run-idle-close-s")) c.run_idle_close_s = o.run_idle_close_s;
   if (given("--max-volumes")) c.max_volumes = o.max_volumes;
   if (given("--exit-after-runs")) c.exit_after_runs = o.exit_after_runs;
+  if (given("--max-live-runs")) c.max_live_runs = o.max_live_runs;
+  if (given("--live-run-idle-s")) c.live_run_idle_s = o.live_run_idle_s;
   if (given("--tr")) c.tr_s = o.tr_s;
   if (given("--volumes")) c.volumes = o.volumes;
   if (given("--events")) c.events = o.events;

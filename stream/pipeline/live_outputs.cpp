@@ -117,6 +117,26 @@ void LiveOutputs::send_feedback(const TrResult& r, IngestLatency& latency, int64
   if (udp_) udp_->send(line);
 }
 
+nlohmann::json not_analysed_json(const std::string& run, int64_t index, const std::string& reason,
+                                 const IngestLatency& latency) {
+  return {{"run", run},
+          {"volume", index},
+          {"skipped", 0},
+          {"feedback", nullptr},
+          {"status", "recorded-only"},
+          {"reason", reason},
+          {"latency_ms", latency_json(latency)}};
+}
+
+void LiveOutputs::send_not_analysed(const std::string& run, int64_t index, const std::string& reason,
+                                    IngestLatency& latency) {
+  latency.sent_ns = now_ns();
+  if (!tcp_ && !udp_) return;
+  const std::string line = not_analysed_json(run, index, reason, latency).dump();
+  if (tcp_) tcp_->publish(line);
+  if (udp_) udp_->send(line);
+}
+
 nlohmann::json result_header(const TrResult& r, const IngestLatency& latency, int64_t skipped_since_last,
                              std::string_view device, const LiveCounts& counts) {
   nlohmann::json header = feedback_json(r, latency, skipped_since_last);
@@ -137,8 +157,10 @@ nlohmann::json result_header(const TrResult& r, const IngestLatency& latency, in
         {"version", r.roi_labels->version}, {"names", r.roi_labels->names}, {"in_this_message", r.roi_labels_frame}};
   }
   header["device"] = device;
-  header["counters"] = {{"received", counts.received}, {"analysed", counts.analysed},     {"skipped", counts.skipped},
-                        {"dropped", counts.dropped},   {"duplicates", counts.duplicates}, {"missing", counts.missing}};
+  header["counters"] = {{"received", counts.received},        {"analysed", counts.analysed},
+                        {"skipped", counts.skipped},          {"dropped", counts.dropped},
+                        {"duplicates", counts.duplicates},    {"missing", counts.missing},
+                        {"not_analysed", counts.not_analysed}};
   return header;
 }
 

@@ -173,6 +173,8 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   server.read("run_idle_close_s", c.run_idle_close_s);
   server.read("max_volumes", c.max_volumes);
   server.read("exit_after_runs", c.exit_after_runs);
+  server.read("max_live_runs", c.max_live_runs);
+  server.read("live_run_idle_s", c.live_run_idle_s);
   server.finish();
   Section run(table("run"), "run");
   run.read("tr", c.tr_s);
@@ -296,6 +298,10 @@ void validate(const PipelineConfig& c) {
   require(c.max_open_runs >= 1 && c.max_open_runs <= 100000, "[server] max_open_runs must be 1..100000");
   require(std::isfinite(c.run_idle_close_s) && c.run_idle_close_s >= 0,
           "[server] run_idle_close_s must be a number of seconds >= 0 (0: never)");
+  require(c.max_live_runs >= 1 && c.max_live_runs <= 64,
+          fmt::format("[server] max_live_runs {} must be 1..64", c.max_live_runs));
+  require(std::isfinite(c.live_run_idle_s) && c.live_run_idle_s > 0,
+          "[server] live_run_idle_s must be a positive number of seconds");
   require(c.glm_window == 0 || (c.glm_window >= 2 && c.glm_window <= c.ring),
           fmt::format("[glm] sliding_window {} must be 0 or 2..ring ({})", c.glm_window, c.ring));
   require(!c.cca || (c.cca_window >= 8 && c.cca_window <= c.ring),

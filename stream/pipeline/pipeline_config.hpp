@@ -45,6 +45,11 @@ struct PipelineConfig {
   double run_idle_close_s = 60.0;
   int64_t max_volumes = 100000;
   int64_t exit_after_runs = 0;
+  // Runs analysed on the device at once (each has its own pipeline); a run that starts while that many are being
+  // analysed is recorded only (replay analyses it afterwards). A run with no volume for live_run_idle_s, or closed by
+  // its end_of_run, gives its place to a new run. docs/live.md ("Several runs at once").
+  int64_t max_live_runs = 2;
+  double live_run_idle_s = 60.0;
   // [run]: what every run of the session looks like (the design needs it)
   double tr_s = 0.0;    // 0: from the volumes' headers
   int64_t volumes = 0;  // the run's length; 0: no design (no GLM, no PSC feedback)

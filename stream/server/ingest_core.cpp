@@ -51,7 +51,7 @@ ErrorCode code_for(RejectKind kind) {
 IngestCore::IngestCore(const std::filesystem::path& session_dir, IngestOptions options)
     : options_(std::move(options)),
       recorder_(session_dir, options_.recorder),
-      queue_(options_.queue_capacity),
+      queue_(options_.queue_capacity, [](const AcceptedVolume& v) -> std::string_view { return v.header.run; }),
       nack_log_("NACKs", options_.log_limit, options_.recorder.clock),
       run_log_("new-run lines", options_.log_limit, options_.recorder.clock) {}
 
@@ -221,6 +221,10 @@ Reply IngestCore::handle_end_of_run(const EndOfRun& m) {
     return fail(ErrorCode::kInternal, "closing the run: " + error);
   }
   ++stats_.runs_closed;
+  {
+    std::lock_guard ended(ended_mutex_);
+    ended_runs_.insert(m.run);
+  }
   open_run_volumes_.erase(m.run);
   first_of_run_.erase(m.run);
   run_log_.log(spdlog::level::info, "run closed", "run {}/{} closed with {} volumes; writing its NIfTI", m.session,
@@ -300,6 +304,11 @@ IngestStats IngestCore::stats() const {
   IngestStats s = stats_;
   s.queue_dropped = queue_.dropped();
   return s;
+}
+
+bool IngestCore::run_ended(const std::string& run) const {
+  std::lock_guard lock(ended_mutex_);
+  return ended_runs_.count(run) != 0;
 }
 
 IngestStats IngestCore::quick_stats() const {

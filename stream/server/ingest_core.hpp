@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -109,6 +110,9 @@ class IngestCore {
   std::vector<std::string> wait_for_run_files();
 
   DropOldestQueue<AcceptedVolume>& queue() { return queue_; }
+  // Whether `run` was closed by its END_OF_RUN (ACKed) since this process started. Every volume of the run was handed
+  // to the queue before this turns true. Never waits for the disk (its own lock): the live thread asks it.
+  bool run_ended(const std::string& run) const;
   const ProtocolLimits& limits() const { return options_.limits; }
   IngestStats stats() const;
   // Only `duplicates` and `queue_dropped` (the other fields 0), without the lock that the ingest thread holds across
@@ -133,6 +137,8 @@ class IngestCore {
   std::atomic<int64_t> duplicates_{0};  // stats_.duplicates, readable without mutex_
   RateLimitedLog nack_log_;             // one key per NACK code
   RateLimitedLog run_log_;              // lines per run (first volume, closed, its NIfTI written)
+  mutable std::mutex ended_mutex_;      // guards ended_runs_ only (never held across a disk operation)
+  std::set<std::string> ended_runs_;
 };
 
 }  // namespace rtf::stream
