@@ -3,6 +3,8 @@
 // inconsistent settings.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "stream/pipeline/pipeline_config.hpp"
 #include "tests/support/data_paths.hpp"
 
@@ -161,6 +163,24 @@ TEST(PipelineConfig, ValidationCatchesInconsistentSettings) {
   c.feedback_mode = FeedbackMode::kConnectivity;
   c.feedback_rois.resize(1);
   EXPECT_THROW(validate(c), std::invalid_argument);  // connectivity needs two ROIs
+}
+
+TEST(PipelineConfig, RunsAnalysedAtOnce) {
+  const PipelineConfig defaults = parse_pipeline_config("[server]\nsession_dir = \"s\"\n", "/tmp");
+  EXPECT_EQ(defaults.max_live_runs, 2);
+  EXPECT_EQ(defaults.live_run_idle_s, 60.0);
+  const PipelineConfig c =
+      parse_pipeline_config("[server]\nsession_dir = \"s\"\nmax_live_runs = 1\nlive_run_idle_s = 5.5\n", "/tmp");
+  EXPECT_EQ(c.max_live_runs, 1);
+  EXPECT_EQ(c.live_run_idle_s, 5.5);
+  PipelineConfig bad = upload_only_config("/tmp/x", 16);
+  bad.max_live_runs = 0;
+  EXPECT_THROW(validate(bad), std::invalid_argument);
+  bad.max_live_runs = 2;
+  bad.live_run_idle_s = std::nan("");
+  EXPECT_THROW(validate(bad), std::invalid_argument);
+  bad.live_run_idle_s = 0.0;
+  EXPECT_THROW(validate(bad), std::invalid_argument);
 }
 
 }  // namespace
