@@ -52,7 +52,24 @@ LiveStage::LiveStage(Device& device, PipelineConfig config, DropOldestQueue<Acce
   }
 }
 
-LiveStage::~LiveStage() = default;
+LiveStage::~LiveStage() {
+  wait_for_final_maps();
+}
+
+void LiveStage::write_final_maps(RunPipeline& pipeline) {
+  std::function<void()> write;
+  try {
+    write = pipeline.final_maps();
+  } catch (const std::exception& e) {
+    spdlog::error("run {}: reading the final maps back failed: {}", pipeline.run(), e.what());
+  }
+  if (write) final_maps_.push_back(std::async(std::launch::async, std::move(write)));  // never throws: write_output
+}
+
+void LiveStage::wait_for_final_maps() {
+  for (std::future<void>& f : final_maps_) f.wait();
+  final_maps_.clear();
+}
 
 LiveVolume live_volume(const AcceptedVolume& v) {
   LiveVolume l;
@@ -141,8 +158,9 @@ void LiveStage::retire(const std::string& run, const std::string& why) {
   const auto it = active_.find(run);
   if (it == active_.end()) return;
   complete_outstanding();  // none may point at the pipeline about to go
+  write_final_maps(*it->second.pipeline);
   try {
-    it->second.pipeline.reset();  // finishes the run (its final maps)
+    it->second.pipeline.reset();  // closes its files (the final maps were handed to a writer above)
   } catch (const std::exception& e) {
     spdlog::error("run {}: finishing: {}", run, e.what());
   }
@@ -158,6 +176,7 @@ void LiveStage::retire(const std::string& run, const std::string& why) {
 
 void LiveStage::finish_run() {
   while (!active_.empty()) retire(active_.begin()->first, "");
+  wait_for_final_maps();
 }
 
 std::vector<std::string> LiveStage::ended_live_runs() const {
@@ -266,7 +285,7 @@ void LiveStage::complete(Outstanding& o) {
       }
     }
     if (p.is_last(o.result.index)) {
-      p.finish();  // the run's last volume: its maps now, after its outputs went out
+      write_final_maps(p);  // the run's last volume: its maps now, after its outputs went out
       o.active->complete = true;
     }
     analysed_.fetch_add(1);

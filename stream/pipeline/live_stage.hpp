@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -160,6 +161,11 @@ class LiveStage {
   void complete(Outstanding& volume);
   void complete_outstanding();
   std::vector<Outstanding> outstanding_;
+  // A run's final maps: read back on the live thread, written on a thread of their own (another run's volume never
+  // waits for them); waited for by finish_run(), the end of run() and the destructor.
+  void write_final_maps(RunPipeline& pipeline);
+  void wait_for_final_maps();
+  std::vector<std::future<void>> final_maps_;
 
   Device& device_;
   PipelineConfig config_;

@@ -379,31 +379,33 @@ void RunPipeline::read_maps(TrResult& r) {
 }
 
 void RunPipeline::finish() {
-  if (finished_ || analysed_ == 0) return;
+  if (const std::function<void()> write = final_maps()) write();
+}
+
+std::function<void()> RunPipeline::final_maps() {
+  if (finished_ || analysed_ == 0) return {};
   finished_ = true;
   auto q = device_.queue();
   const auto n = static_cast<size_t>(voxels_);
-  int failed = 0;  // files not written: each is tried, whatever happened to the others
-  auto map_file = [&](const std::string& name, std::vector<float> data) {
-    const std::filesystem::path path = run_dir_ / name;
-    if (!write_output(path, "run " + run_, [&] { write_map(path, grid_, std::move(data)); })) ++failed;
-  };
+  // Read back here (the device's queue belongs to the caller's thread); written by the returned function.
+  std::vector<std::pair<std::string, std::vector<float>>> maps;
   if (cumulative_ && cumulative_->volumes() > 0) {
     const std::vector<float> t = cumulative_->glm().t().read_all(q);
     int k = 0;
     for (const GlmContrast& c : contrasts_) {
       if (c.is_f()) continue;
-      map_file(fmt::format("glm_cumulative_{}_t.nii.gz", c.name),
-               std::vector<float>(t.begin() + static_cast<std::ptrdiff_t>(k * n),
-                                  t.begin() + static_cast<std::ptrdiff_t>((k + 1) * n)));
+      maps.emplace_back(fmt::format("glm_cumulative_{}_t.nii.gz", c.name),
+                        std::vector<float>(t.begin() + static_cast<std::ptrdiff_t>(k * n),
+                                           t.begin() + static_cast<std::ptrdiff_t>((k + 1) * n)));
       ++k;
     }
   }
-  if (cca_) map_file("cca.nii.gz", cca_map_.read_all(q));
+  if (cca_) maps.emplace_back("cca.nii.gz", cca_map_.read_all(q));
   if (seed_) {
-    map_file("seed_cumulative_z.nii.gz", seed_->read(seed_->cumulative_z()));
-    map_file("seed_sliding_z.nii.gz", seed_->read(seed_->sliding_z()));
+    maps.emplace_back("seed_cumulative_z.nii.gz", seed_->read(seed_->cumulative_z()));
+    maps.emplace_back("seed_sliding_z.nii.gz", seed_->read(seed_->sliding_z()));
   }
+  std::optional<std::string> matrix;  // connectivity_cumulative_r.tsv
   if (atlas_) {
     const RoiSet& rois = atlas_->rois();
     std::string text;
@@ -414,15 +416,24 @@ void RunPipeline::finish() {
       for (Eigen::Index j = 0; j < m.cols(); ++j) text += (j ? "\t" : "") + number(m(i, j));
       text += "\n";
     }
-    const std::filesystem::path path = run_dir_ / "connectivity_cumulative_r.tsv";
-    if (!write_output(path, "run " + run_, [&] { write_text_atomically(path, text); })) ++failed;
+    matrix = std::move(text);
   }
-  if (failed == 0) {
-    spdlog::info("run {}: final maps written to {}", run_, run_dir_.string());
-  } else {
-    spdlog::error("run {}: {} of the final maps and matrices in {} not written (above)", run_, failed,
-                  run_dir_.string());
-  }
+  return [maps = std::move(maps), matrix = std::move(matrix), grid = grid_, run = run_, dir = run_dir_]() mutable {
+    int failed = 0;  // files not written: each is tried, whatever happened to the others
+    for (auto& [name, data] : maps) {
+      const std::filesystem::path path = dir / name;
+      if (!write_output(path, "run " + run, [&] { write_map(path, grid, std::move(data)); })) ++failed;
+    }
+    if (matrix) {
+      const std::filesystem::path path = dir / "connectivity_cumulative_r.tsv";
+      if (!write_output(path, "run " + run, [&] { write_text_atomically(path, *matrix); })) ++failed;
+    }
+    if (failed == 0) {
+      spdlog::info("run {}: final maps written to {}", run, dir.string());
+    } else {
+      spdlog::error("run {}: {} of the final maps and matrices in {} not written (above)", run, failed, dir.string());
+    }
+  };
 }
 
 }  // namespace rtf::stream

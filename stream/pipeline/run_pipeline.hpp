@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -103,6 +104,11 @@ class RunPipeline {
   // Writes the run's final maps (NIfTI) and matrices (tsv) into the run directory. Idempotent per run. A file that
   // cannot be written is logged and reported to output_failures(); the others are still written.
   void finish();
+  // finish() in two halves: reads the final maps back from the device now (the caller's thread owns its queue) and
+  // returns the function that writes them, which may run on any thread (the live thread hands it to a writer thread:
+  // another run's next volume never waits for this run's files). Empty when there is nothing to write (finished
+  // already, or no volume analysed).
+  std::function<void()> final_maps();
   // Whether `index` is the run's last volume (config volumes), after which finish() can run at once.
   bool is_last(int64_t index) const { return config_.volumes > 0 && index == config_.volumes - 1; }
 
