@@ -1,6 +1,7 @@
 # Shared by the command-line check scripts (sourced): pass/fail counting and the two expectations.
 #   expect_ok NAME PATTERN CMD...     exit 0 and output (stdout + stderr) matching PATTERN
 #   expect_error NAME PATTERN CMD...  exit 1..125 (an error, not a signal) and output matching PATTERN
+#   wait_for SECONDS CMD...           poll CMD every 0.1 s until it succeeds (a bound that only turns a hang into a failure)
 # The script ends with: echo "$failures failure(s)"; [[ $failures -eq 0 ]]
 failures=0
 pass() { echo "ok: $1"; }
@@ -23,6 +24,15 @@ expect_error() {
   out=$("$@" 2>&1)
   local rc=$?
   if [[ $rc -ge 1 && $rc -lt 126 && "$out" =~ $pattern ]]; then pass "$name"; else fail "$name (rc=$rc): $out"; fi
+}
+wait_for() {
+  local limit=$1
+  shift
+  for ((i = 0; i < limit * 10; i++)); do
+    if "$@"; then return 0; fi
+    sleep 0.1
+  done
+  return 1
 }
 # require_mpi RTFMRI: skip the script (exit 77) unless mpirun is installed and RTFMRI was built with MPI; then
 # MPI=(timeout 600 mpirun --oversubscribe), root may run it, and no cross-memory attach (containers lack it).

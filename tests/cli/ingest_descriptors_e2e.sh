@@ -10,6 +10,8 @@ set -uo pipefail
 RTFMRI=$1
 WORK=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=check_lib.sh
+source "$HERE/check_lib.sh"  # wait_for
 RUNS=60
 LIMIT=64
 rm -rf "$WORK" && mkdir -p "$WORK"
@@ -20,16 +22,6 @@ die() {
   echo "FAIL: $*"
   for f in "$WORK"/*.log; do echo "--- $f"; tail -15 "$f"; done
   exit 1
-}
-# wait_for SECONDS CONDITION...: poll every 0.1 s (the bound only turns a hang into a failure)
-wait_for() {
-  local limit=$1
-  shift
-  for ((i = 0; i < limit * 10; i++)); do
-    if "$@"; then return 0; fi
-    sleep 0.1
-  done
-  return 1
 }
 listening() { grep -q "listening on" "$1"; }
 descriptors() { ls "/proc/$1/fd" | wc -l; }

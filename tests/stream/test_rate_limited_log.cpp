@@ -45,16 +45,16 @@ struct Capture {
 
 // Adds each summary line's per-key counts to `suppressed`; returns the number of summary lines.
 int add_summaries(const std::vector<std::string>& lines, std::map<std::string, int64_t>& suppressed) {
-  static const std::regex summary(R"(^\w+: (\d+) more NACKs suppressed in [0-9.]+ s \((.*)\)$)");
-  static const std::regex pair(R"(([a-z_]+): (\d+))");
+  static const std::regex kSummary(R"(^\w+: (\d+) more NACKs suppressed in [0-9.]+ s \((.*)\)$)");
+  static const std::regex kPair(R"(([a-z_]+): (\d+))");
   int count = 0;
   for (const std::string& line : lines) {
     std::smatch m;
-    if (!std::regex_match(line, m, summary)) continue;
+    if (!std::regex_match(line, m, kSummary)) continue;
     ++count;
     int64_t total = 0;
     const std::string breakdown = m[2];
-    for (std::sregex_iterator it(breakdown.begin(), breakdown.end(), pair), end; it != end; ++it) {
+    for (std::sregex_iterator it(breakdown.begin(), breakdown.end(), kPair), end; it != end; ++it) {
       suppressed[(*it)[1]] += std::stoll((*it)[2]);
       total += std::stoll((*it)[2]);
     }
@@ -65,9 +65,9 @@ int add_summaries(const std::vector<std::string>& lines, std::map<std::string, i
 
 std::map<std::string, int64_t> logged_lines(const std::vector<std::string>& lines) {
   std::map<std::string, int64_t> logged;
-  static const std::regex nack(R"(^warning: NACK #\d+ \(([a-z_]+)\)$)");
+  static const std::regex kNack(R"(^warning: NACK #\d+ \(([a-z_]+)\)$)");
   for (const std::string& line : lines) {
-    if (std::smatch m; std::regex_match(line, m, nack)) ++logged[m[1]];
+    if (std::smatch m; std::regex_match(line, m, kNack)) ++logged[m[1]];
   }
   return logged;
 }

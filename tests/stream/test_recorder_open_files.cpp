@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -61,6 +62,18 @@ std::string run_name(int r) {
   return "run-" + std::to_string(r);
 }
 
+// Records volumes 0 and 1 of `runs` runs, every first volume before any second one (so each second volume finds its
+// run's files closed when the bound is below `runs`); `after` runs after each volume.
+void record_every_run_twice(SessionRecorder& recorder, int runs, const std::function<void()>& after = {}) {
+  for (int64_t index = 0; index < 2; ++index) {
+    for (int r = 0; r < runs; ++r) {
+      const RecordResult result = record(recorder, run_name(r), index);
+      ASSERT_EQ(result.status, RecordStatus::kRecorded) << run_name(r) << " #" << index << ": " << result.reason;
+      if (after) after();
+    }
+  }
+}
+
 // Every voxel of the run's bold.nii.gz is the payload recorded for its index.
 void expect_run_intact(SessionRecorder& recorder, const std::string& run, int64_t volumes) {
   const RunRecovery r = recorder.finish_run(run);
@@ -86,13 +99,12 @@ TEST(RecorderOpenFiles, DescriptorsStayBoundedWhateverTheNumberOfRuns) {
   const size_t before = open_descriptors();
   SessionRecorder recorder(tmp.path(), options);
   size_t most = 0;
-  for (int64_t index = 0; index < 2; ++index) {  // every run twice: each second volume reopens its run
-    for (int r = 0; r < 300; ++r) {
-      ASSERT_EQ(record(recorder, run_name(r), index).status, RecordStatus::kRecorded) << r << " #" << index;
-      most = std::max(most, open_descriptors());
-      ASSERT_LE(recorder.open_runs(), 4U);
-    }
-  }
+  size_t most_runs = 0;
+  ASSERT_NO_FATAL_FAILURE(record_every_run_twice(recorder, 300, [&] {
+    most = std::max(most, open_descriptors());
+    most_runs = std::max(most_runs, recorder.open_runs());
+  }));
+  EXPECT_EQ(most_runs, 4U);
   EXPECT_LE(most, before + 1 + 2 * 4);  // the lock and two files per open run
   EXPECT_EQ(recorder.counters().reopened, 300);
   EXPECT_EQ(recorder.counters().rebuilt, 0);  // the state was kept: no journal read again
@@ -167,12 +179,7 @@ TEST(RecorderOpenFiles, HundredsOfRunsUnderALowDescriptorLimit) {
   options.fsync = FsyncPolicy::kNone;
   const LowDescriptorLimit limit(100);
   SessionRecorder recorder(tmp.path(), options);
-  for (int64_t index = 0; index < 2; ++index) {
-    for (int r = 0; r < 400; ++r) {
-      const RecordResult result = record(recorder, run_name(r), index);
-      ASSERT_EQ(result.status, RecordStatus::kRecorded) << r << " #" << index << ": " << result.reason;
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(record_every_run_twice(recorder, 400));
   EXPECT_EQ(recorder.counters().descriptor_retries, 0);  // the bound alone kept it within the limit
   for (int r : {0, 399}) expect_run_intact(recorder, run_name(r), 2);
 }
@@ -187,12 +194,7 @@ TEST(RecorderOpenFiles, ABoundTooHighForTheLimitIsLoweredToFitIt) {
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit_now), 0);
   SessionRecorder recorder(tmp.path(), options);
   EXPECT_LT(2 * recorder.max_open_runs(), limit_now.rlim_cur);  // a reserve is kept for sockets and outputs
-  for (int64_t index = 0; index < 2; ++index) {
-    for (int r = 0; r < 300; ++r) {
-      const RecordResult result = record(recorder, run_name(r), index);
-      ASSERT_EQ(result.status, RecordStatus::kRecorded) << r << " #" << index << ": " << result.reason;
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(record_every_run_twice(recorder, 300));
   EXPECT_EQ(recorder.counters().descriptor_retries, 0);
   for (int r : {0, 299}) expect_run_intact(recorder, run_name(r), 2);
 }
@@ -207,12 +209,7 @@ TEST(RecorderOpenFiles, DescriptorsTakenByOthersAreMetByClosingRunsFilesAndRetry
   DescriptorHog hog;  // something else holds all descriptors but 13: room for fewer runs than the bound
   ASSERT_TRUE(hog.exhausted());
   hog.release(13);
-  for (int64_t index = 0; index < 2; ++index) {
-    for (int r = 0; r < 100; ++r) {
-      const RecordResult result = record(recorder, run_name(r), index);
-      ASSERT_EQ(result.status, RecordStatus::kRecorded) << r << " #" << index << ": " << result.reason;
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(record_every_run_twice(recorder, 100));
   EXPECT_GT(recorder.counters().descriptor_retries, 0);
   EXPECT_LT(recorder.open_runs(), 7U);
   hog.release();

@@ -33,7 +33,7 @@ size_t open_descriptors() {
 LowDescriptorLimit::LowDescriptorLimit(int spare) {
   if (::getrlimit(RLIMIT_NOFILE, &saved_) != 0) throw std::runtime_error("getrlimit(RLIMIT_NOFILE) failed");
   struct rlimit low = saved_;
-  low.rlim_cur = static_cast<rlim_t>(highest_descriptor() + 1 + spare);
+  low.rlim_cur = static_cast<rlim_t>(highest_descriptor()) + 1 + static_cast<rlim_t>(spare);
   if (::setrlimit(RLIMIT_NOFILE, &low) != 0) throw std::runtime_error("setrlimit(RLIMIT_NOFILE) failed");
 }
 
