@@ -62,6 +62,15 @@ std::string run_name(int r) {
   return "run-" + std::to_string(r);
 }
 
+// No fsync, and runs' files closed after `idle` by the clock `now` that the test moves.
+RecorderOptions idle_options(std::chrono::steady_clock::time_point& now, std::chrono::seconds idle) {
+  RecorderOptions options;
+  options.fsync = FsyncPolicy::kNone;
+  options.run_idle_close = idle;
+  options.clock = [&now] { return now; };
+  return options;
+}
+
 // Records volumes 0 and 1 of `runs` runs, every first volume before any second one (so each second volume finds its
 // run's files closed when the bound is below `runs`); `after` runs after each volume.
 void record_every_run_twice(SessionRecorder& recorder, int runs, const std::function<void()>& after = {}) {
@@ -115,10 +124,7 @@ TEST(RecorderOpenFiles, DescriptorsStayBoundedWhateverTheNumberOfRuns) {
 TEST(RecorderOpenFiles, IdleRunsFilesCloseByTheClockAndReopenOnTheirNextVolume) {
   TempDir tmp;
   auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
-  RecorderOptions options;
-  options.fsync = FsyncPolicy::kNone;
-  options.run_idle_close = seconds(30);
-  options.clock = [&now] { return now; };
+  const RecorderOptions options = idle_options(now, seconds(30));
   SessionRecorder recorder(tmp.path(), options);
   ASSERT_EQ(record(recorder, "a", 0).status, RecordStatus::kRecorded);
   ASSERT_EQ(record(recorder, "b", 0).status, RecordStatus::kRecorded);
@@ -219,10 +225,7 @@ TEST(RecorderOpenFiles, DescriptorsTakenByOthersAreMetByClosingRunsFilesAndRetry
 TEST(RecorderOpenFiles, NoDescriptorLeftIsAResourceFailureNotTheSendersFault) {
   TempDir tmp;
   auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
-  RecorderOptions options;
-  options.fsync = FsyncPolicy::kNone;
-  options.run_idle_close = seconds(10);
-  options.clock = [&now] { return now; };
+  const RecorderOptions options = idle_options(now, seconds(10));
   const LowDescriptorLimit limit(30);
   SessionRecorder recorder(tmp.path(), options);
   ASSERT_EQ(record(recorder, "a", 0).status, RecordStatus::kRecorded);
