@@ -151,15 +151,7 @@ void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> 
   }
   std::filesystem::remove_all(dir);
   for (int k = 0; k < opt.runs; ++k) {
-    nlohmann::json per = nlohmann::json::array();
-    for (const auto& s : stages[static_cast<size_t>(k)]) {
-      per.push_back({{"stage", s.name},
-                     {"n", s.count},
-                     {"p50_ms", s.p50},
-                     {"p95_ms", s.p95},
-                     {"p99_ms", s.p99},
-                     {"max_ms", s.max}});
-    }
+    const nlohmann::json per = stream::stages_json(stages[static_cast<size_t>(k)]);
     rtf::bench::print_line({{"bench", "live end to end"},
                             {"size", fmt::format("{}x{}x{}", dims[0], dims[1], dims[2])},
                             {"device", device.info().device_name},

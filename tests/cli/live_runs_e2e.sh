@@ -18,6 +18,8 @@ if [[ ! -f "$DATA/mricron/ch2bet.nii.gz" || ! -f "$DATA/mricron/aal.nii.gz" ]]; 
   exit 77
 fi
 rm -rf "$WORK" && mkdir -p "$WORK"
+# shellcheck source=check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # wait_for
 export RTFMRI_DATA_DIR="$DATA"
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; }
@@ -30,16 +32,6 @@ die() {
   done
   exit 1
 }
-wait_for() {  # wait_for SECONDS CONDITION...: a hang guard, polled every 0.1 s
-  local limit=$1
-  shift
-  for ((i = 0; i < limit * 10; i++)); do
-    if "$@"; then return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
-
 VOLUMES=16
 for seed in 3 4; do
   "$RTFMRI" sim phantom --out "$WORK/phantom$seed" --template "$DATA/mricron/ch2bet.nii.gz" --grid 32x38x28 --voxel 5 \
