@@ -26,6 +26,7 @@ constexpr size_t kSlots = 256;
 std::array<std::atomic<char*>, kSlots> g_folders{};
 std::atomic<int> g_state{0};    // > 0: commits renaming; -1: the process is ending on a signal
 std::atomic<int> g_pending{0};  // the signal that arrived (acted on by whoever takes g_state from 0 to -1)
+std::array<struct sigaction, kSignals.size()> g_previous{};  // each signal's action before ours (set once, by install)
 
 static_assert(std::atomic<char*>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
 
@@ -52,16 +53,24 @@ void empty_and_remove(const char* dir) {
   }
 }
 
-// Removes every registered folder and ends the process by `sig`'s default action; async-signal-safe.
+// Removes every registered folder, then hands `sig` to the action that was there before ours (the default one, or a
+// library's handler such as LLVM's, loaded by PoCL, which cleans up and ends the process the same way);
+// async-signal-safe.
 [[noreturn]] void end_process(int sig) {
   for (std::atomic<char*>& slot : g_folders) {
     if (char* dir = slot.exchange(nullptr)) empty_and_remove(dir);  // never freed: the process ends
   }
-  ::signal(sig, SIG_DFL);
+  bool restored = false;
+  for (size_t k = 0; k < kSignals.size(); ++k) {
+    if (kSignals[k] == sig) restored = ::sigaction(sig, &g_previous[k], nullptr) == 0;
+  }
+  if (!restored) ::signal(sig, SIG_DFL);
   sigset_t set;
   ::sigemptyset(&set);
   ::sigaddset(&set, sig);
   ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  ::raise(sig);
+  ::signal(sig, SIG_DFL);  // a previous handler that returned: the default action after all
   ::raise(sig);
   ::_exit(128 + sig);  // not reached: the default action of these signals ends the process
 }
@@ -84,9 +93,12 @@ void on_signal(int sig) {
 void install() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (const int sig : kSignals) {
-      struct sigaction current {};
-      if (::sigaction(sig, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;  // ignored or handled
+    for (size_t k = 0; k < kSignals.size(); ++k) {
+      const int sig = kSignals[k];
+      struct sigaction& previous = g_previous[k];
+      // Ignored (a background job of a shell, nohup): left so. A handler already there (LLVM's, installed by PoCL
+      // when it loads) is chained: ours runs first and hands the signal on to it (end_process).
+      if (::sigaction(sig, nullptr, &previous) != 0 || previous.sa_handler == SIG_IGN) continue;
       struct sigaction action {};
       action.sa_handler = on_signal;
       action.sa_flags = SA_RESTART;

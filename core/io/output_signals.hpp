@@ -1,8 +1,9 @@
 // What SIGINT, SIGTERM and SIGHUP do to the outputs of a command (used by OutputSet, core/io/output_set.hpp): the
-// handler, installed once where the signal still has its default action, empties and removes every registered
-// temporary folder and then ends the process as the default action would (the same signal, so the exit status says
-// it); while a CommitGuard lives (the renames of a commit) the signal is held and acted on when the last guard ends, so
-// that a set of outputs is never left half renamed. The handler does only async-signal-safe work (getdents64,
+// handler, installed once for each of them that is not ignored, empties and removes every registered temporary
+// folder and then hands the signal to the action that was there before (the default one, which ends the process by
+// that signal, so the exit status says it; or a library's handler, e.g. LLVM's in PoCL, which cleans up and does the
+// same); while a CommitGuard lives (the renames of a commit) the signal is held and acted on when the last guard ends,
+// so that a set of outputs is never left half renamed. The handler does only async-signal-safe work (getdents64,
 // unlinkat, rmdir, raise).
 #pragma once
 
@@ -10,7 +11,7 @@
 
 namespace rtf::io::output_signals {
 
-// Installs the handler (once per process) for each of SIGINT, SIGTERM, SIGHUP whose action is the default one.
+// Installs the handler (once per process) for each of SIGINT, SIGTERM, SIGHUP that is not ignored.
 void install();
 
 // A temporary folder to empty and remove when a signal ends the process; returns its slot (-1 when the table of 256

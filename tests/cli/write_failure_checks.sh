@@ -5,7 +5,9 @@
 # under its final name and no temporary (nothing but the restart state a command keeps by design: finished chunk
 # files). Among the sizes, one must fail after some outputs were written (the set is then removed: "no output kept"),
 # and the largest must succeed. Inputs are tiny random images (nifti_stdlib.py); the commands run on PoCL.
-#   usage: write_failure_checks.sh RTFMRI WORK_DIR glm|randomise|chunks|connectome|register|normalize|bedpost|mc
+# The "interrupt" check sends SIGINT, SIGTERM and SIGHUP to glm while it writes: it ends by the signal, leaving nothing.
+#   usage: write_failure_checks.sh RTFMRI WORK_DIR CHECK (glm randomise chunks connectome register normalize mc
+#          bedpost interrupt)
 set -uo pipefail
 RTFMRI=$1
 WORK=$2
@@ -15,7 +17,7 @@ HERE=$(dirname "${BASH_SOURCE[0]}")
 source "$HERE/check_lib.sh"
 # shellcheck source=small_disk.sh
 source "$HERE/small_disk.sh"
-require_small_disk
+[[ $WHAT == interrupt ]] || require_small_disk
 PY=/usr/bin/python3
 rm -rf "$WORK" && mkdir -p "$WORK/in" "$WORK/out"
 IN=$WORK/in
@@ -170,6 +172,39 @@ EOF
       'b\.partial/[a-zA-Z0-9_]+(\.nii\.gz|\.json)?|b\.partial/chunks/chunk-[0-9]+\.bin' \
       'b\.partial|b\.partial/chunks|b\.partial/chunks/chunk-[0-9]+\.bin' 0 16384 524288 -- \
       "$RTFMRI" bedpost "$IN/dwi" -n 1 -b 20 -j 20 -s 10 --out "$OUT/b"
+    ;;
+  interrupt)
+    # Ctrl-C (SIGINT), SIGTERM and SIGHUP while glm writes (its first files in the hidden folder, the permutation test
+    # running): the command ends by that signal and leaves nothing. Python runs it in the foreground, so that SIGINT is
+    # not ignored as it is for a shell's background job; paced by the hidden folder's first file (120 s hang guard).
+    image "$IN/bold.nii" --dims 6 5 4 24 --tr 2 --float
+    printf 'onset\tduration\ttrial_type\n4\t8\ta\n20\t8\tb\n36\t8\ta\n' >"$IN/events.tsv"
+    for sig in INT TERM HUP; do
+      rm -rf "${OUT:?}"/* "$OUT"/.[!.]*
+      result=$("$PY" - "$sig" "$OUT" "$RTFMRI" glm "$IN/bold.nii" --events "$IN/events.tsv" --contrast 'a-b=a-b' \
+        --no-mask --noise ar1 --permutations 10000000 --out "$OUT/g" <<'EOF'
+import glob, os, signal, subprocess, sys, time
+sig, out, cmd = getattr(signal, "SIG" + sys.argv[1]), sys.argv[2], sys.argv[3:]
+p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+deadline = time.monotonic() + 120
+while not glob.glob(out + "/.rtfmri-partial-*/g_design.tsv") and p.poll() is None and time.monotonic() < deadline:
+    time.sleep(0.05)
+p.send_signal(sig)
+try:
+    rc = p.wait(120)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = "hung"
+left = sorted(os.path.relpath(os.path.join(d, f), out) for d, ds, fs in os.walk(out) for f in ds + fs)
+print(f"rc={rc} left=[{' '.join(left)}]")
+EOF
+      )
+      if [[ "$result" == "rc=-$("$PY" -c "import signal; print(int(signal.SIG$sig))") left=[]" ]]; then
+        pass "SIG$sig while glm writes: ended by the signal, nothing left"
+      else
+        fail "SIG$sig while glm writes: $result"
+      fi
+    done
     ;;
   *)
     echo "unknown check $WHAT"
