@@ -27,7 +27,7 @@ TrResult full_result() {
 TEST(ResultHeader, CarriesTheDesignRowRegionsDeviceAndCounters) {
   const TrResult r = full_result();
   IngestLatency latency;
-  const LiveCounts counts{10, 7, 2, 1, 3, 1};
+  const LiveCounts counts{10, 7, 2, 1, 3, 1, 4};
   const nlohmann::json h = result_header(r, latency, 2, "0:0 cpu (PoCL)", counts);
   EXPECT_EQ(h["volume"], 5);
   EXPECT_EQ(h["skipped"], 2);
@@ -36,8 +36,8 @@ TEST(ResultHeader, CarriesTheDesignRowRegionsDeviceAndCounters) {
   EXPECT_EQ(h["conditions"], nlohmann::json::array({"rest", "task"}));
   EXPECT_EQ(h["regions"], nlohmann::json::array({"A", "B"}));
   EXPECT_EQ(h["device"], "0:0 cpu (PoCL)");
-  const nlohmann::json expected_counts = {{"received", 10}, {"analysed", 7},   {"skipped", 2},
-                                          {"dropped", 1},   {"duplicates", 3}, {"missing", 1}};
+  const nlohmann::json expected_counts = {{"received", 10},  {"analysed", 7}, {"skipped", 2},     {"dropped", 1},
+                                          {"duplicates", 3}, {"missing", 1},  {"not_analysed", 4}};
   EXPECT_EQ(h["counters"], expected_counts);
   EXPECT_EQ(h["dims"], nlohmann::json::array({4, 3, 2}));
   EXPECT_EQ(h["affine"].size(), 16u);
