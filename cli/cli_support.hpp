@@ -11,7 +11,11 @@
 #include "cli/command_registry.hpp"
 #include "core/device/device.hpp"
 #include "core/image/image.hpp"
+#include "core/image/same_grid.hpp"
+#include "core/io/voxel_values.hpp"
 #include "core/scale/chunk_job.hpp"
+#include "core/util/progress_log.hpp"
+#include "core/util/stopwatch.hpp"
 
 namespace rtf::cli {
 
@@ -41,35 +45,12 @@ nlohmann::json chunks_per_device(const Ranks& ranks, const ChunkJobStats& stats)
 CLI::Validator existing_file_on_rank_zero();
 CLI::Validator existing_directory_on_rank_zero();
 
-// Throws std::invalid_argument naming both files when `other` is not on the same voxel grid as `ref`.
-void require_same_grid(const ImageHeader& ref, const std::string& ref_name, const ImageHeader& other,
-                       const std::string& other_name);
-
-// Writes a 3D float NIfTI on `grid` with values[k] at voxel voxels[k] (full-grid index, x fastest) and 0 elsewhere.
-void write_voxel_values(const std::string& path, const ImageHeader& grid, const std::vector<int64_t>& voxels,
-                        const std::vector<double>& values);
-
-class Stopwatch {
- public:
-  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
-
-// Progress of a long loop on the log: "WHAT done/total, elapsed s, about N s left", at most once per `every` seconds
-// and at the end. Call it with the work done so far.
-class ProgressLog {
- public:
-  explicit ProgressLog(std::string what, double every = 1.0) : what_(std::move(what)), every_(every) {}
-  void operator()(int64_t done, int64_t total);
-
- private:
-  std::string what_;
-  double every_;
-  Stopwatch clock_;
-  double last_ = 0.0;
-};
+// Moved to core/ (core/image/same_grid.hpp, core/io/voxel_values.hpp, core/util/stopwatch.hpp,
+// core/util/progress_log.hpp), where the commands' work now lives; named here for the commands not yet moved.
+using rtf::ProgressLog;
+using rtf::require_same_grid;
+using rtf::Stopwatch;
+using rtf::write_voxel_values;
 
 }  // namespace rtf::cli
 
