@@ -2,98 +2,17 @@
 // series, each volume sent as soon as its files are complete (scanner/watch/scanner_watch.hpp, docs/scanner.md).
 // Stops on SIGINT/SIGTERM (or --stop-after) once what is pending is acknowledged; runs not ended by --volumes or
 // --end-after stay open on the server, and a watch started again continues them.
-#include <fmt/format.h>
-#include <pthread.h>
-#include <spdlog/spdlog.h>
-
-#include <algorithm>
-#include <csignal>
 #include <memory>
-#include <stdexcept>
-#include <thread>
 
 #include "cli/command_registry.hpp"
 #include "cli/option_checks.hpp"
-#include "scanner/watch/scanner_watch.hpp"
+#include "scanner/watch/watch_command.hpp"
 
 namespace {
 
-struct WatchCli {
-  WatchCli() { options.watch.recursive = true; }  // GE writes a folder per series
-  rtf::scanner::ScannerWatchOptions options;
-  std::string format = "auto";
-  std::string mode = "auto";
-  int series = -1;
-};
-
-void print_report(const rtf::scanner::ScannerWatchReport& r) {
-  fmt::print(
-      "scanner watch: {} files, {} volumes sent, {} acknowledged; {} files skipped, {} duplicates, {} offered again\n",
-      r.files, r.volumes, r.acked, r.skipped, r.duplicates, r.retries);
-  for (const auto& run : r.runs_closed) fmt::print("  run {} closed\n", run);
-  for (const auto& run : r.runs_left_open) fmt::print("  run left open: {}\n", run);
-  for (const auto& f : r.failures) fmt::print(stderr, "  failed: {}\n", f);
-  constexpr size_t kListed = 10;  // each was logged when it happened; the summary repeats the first few
-  for (size_t k = 0; k < std::min(r.skip_reasons.size(), kListed); ++k)
-    fmt::print("  skipped: {}\n", r.skip_reasons[k]);
-  if (r.skip_reasons.size() > kListed) fmt::print("  ... and {} more skipped\n", r.skip_reasons.size() - kListed);
-}
-
-void run(WatchCli& c) {
-  auto format = rtf::dicom::scanner_format_from_string(c.format);
-  if (!format) throw std::invalid_argument("--format must be auto, siemens-mosaic, enhanced, ge or philips");
-  c.options.assembler.format = *format;
-  if (c.series >= 0) c.options.assembler.series = c.series;
-  if (c.mode == "auto") {
-    c.options.watch.mode = rtf::scanner::WatchMode::kAuto;
-  } else if (c.mode == "inotify") {
-    c.options.watch.mode = rtf::scanner::WatchMode::kInotify;
-  } else if (c.mode == "poll") {
-    c.options.watch.mode = rtf::scanner::WatchMode::kPoll;
-  } else {
-    throw std::invalid_argument("--watch must be auto, inotify or poll");
-  }
-  // SIGINT/SIGTERM are taken by this thread only (sigtimedwait); the watch runs on its own thread.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  zmq::context_t context(1);
-  rtf::scanner::ScannerWatch watch(c.options, context);
-  spdlog::info("watching {} -> {} (session {})", c.options.folder.string(), c.options.sender.address,
-               c.options.session);
-  rtf::scanner::ScannerWatchReport report;
-  std::exception_ptr failure;
-  std::atomic<bool> finished{false};
-  std::thread worker([&] {
-    try {
-      report = watch.run();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    finished.store(true);
-  });
-  while (!finished.load()) {
-    timespec wait{0, 50'000'000};
-    siginfo_t info;
-    if (sigtimedwait(&stop_signals, &info, &wait) > 0) {
-      spdlog::info("signal {}: stopping once what is pending is acknowledged", info.si_signo);
-      watch.stop();
-      break;
-    }
-  }
-  worker.join();
-  if (failure) std::rethrow_exception(failure);
-  print_report(report);
-  if (!report.failures.empty()) {
-    throw std::runtime_error(fmt::format("{} volumes were not delivered", report.failures.size()));
-  }
-}
-
 void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
-  auto c = std::make_shared<WatchCli>();
-  auto& o = c->options;
+  auto c = std::make_shared<rtf::scanner::WatchCommandOptions>();
+  auto& o = c->watch;
   CLI::App* group = nullptr;
   for (CLI::App* existing : app.get_subcommands({})) {
     if (existing->get_name() == "scanner") group = existing;
@@ -152,7 +71,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
                   "Stop once this many volumes are acknowledged (default: run until "
                   "Ctrl-C)")
       ->check(rtf::cli::positive());
-  cmd->callback([c] { run(*c); });
+  cmd->callback([c] { rtf::scanner::run_watch_command(*c); });
 }
 
 }  // namespace
