@@ -1,53 +1,16 @@
 // `rtfmri sim replay FILE --to ADDR`: send a 4D NIfTI to an ingest server at TR pace (or N times faster), with
 // optional fault injection; prints what happened and fails unless every volume was acknowledged and the run closed.
-#include <fmt/format.h>
-
 #include <memory>
-#include <stdexcept>
 
 #include "cli/cli_support.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/option_checks.hpp"
-#include "core/io/nifti_io.hpp"
-#include "sim/replay/feedback_lockstep.hpp"
-#include "sim/replay/replay.hpp"
+#include "sim/replay/replay_command.hpp"
 
 namespace {
 
-struct ReplayCli {
-  std::string file;
-  rtf::sim::ReplayOptions options;
-  std::string corrupt_target = "both";
-  std::string lockstep;  // HOST:PORT of the server's feedback lines; empty: paced by --speed only
-};
-
-void run(ReplayCli& c) {
-  if (c.corrupt_target == "header") c.options.faults.corrupt_target = rtf::sim::CorruptTarget::kHeader;
-  if (c.corrupt_target == "payload") c.options.faults.corrupt_target = rtf::sim::CorruptTarget::kPayload;
-  const rtf::Image image = rtf::read_nifti(c.file);
-  std::unique_ptr<rtf::sim::FeedbackLockstep> lockstep;
-  if (!c.lockstep.empty()) {
-    lockstep = std::make_unique<rtf::sim::FeedbackLockstep>(c.lockstep, c.options.lockstep_timeout_s);
-    c.options.handled = [&lockstep, run = c.options.run](int64_t previous) {
-      return lockstep->finished(run, previous);
-    };
-  }
-  zmq::context_t context(1);
-  const rtf::sim::ReplayReport r = rtf::sim::replay(image, c.options, context);
-  const auto& s = r.stats;
-  fmt::print(
-      "replay: {} volumes in {:.2f} s; {} transmissions ({} resends), {} acknowledged, {} duplicate ACKs, {} NACKs, "
-      "{} unmatched replies, {} reconnects\n",
-      r.volumes, r.seconds, s.transmissions, s.resends, s.acked, s.duplicate_acks, s.nacks, s.unmatched, s.reconnects);
-  for (const auto& [code, n] : s.nacks_by_code) fmt::print("  NACK {}: {}\n", code, n);
-  fmt::print("run {}/{}: {}\n", c.options.session, c.options.run,
-             r.run_closed ? "closed (END_OF_RUN acknowledged)" : (c.options.end_run ? "NOT closed" : "left open"));
-  for (const auto& f : r.failures) fmt::print(stderr, "  failed: {}\n", f);
-  if (!r.ok()) throw std::runtime_error(fmt::format("{} volumes or messages were not delivered", r.failures.size()));
-}
-
 void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
-  auto c = std::make_shared<ReplayCli>();
+  auto c = std::make_shared<rtf::sim::ReplayCommandOptions>();
   auto& o = c->options;
   auto* cmd = rtf::cli::sim_group(app).add_subcommand(
       "replay", "Send a 4D NIfTI to an ingest server like a scanner (protocol: docs/protocol.md)");
@@ -96,7 +59,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& /*globals*/) {
       ->capture_default_str();
   cmd->add_flag("!--no-end-of-run", o.end_run, "Do not send END_OF_RUN (the run stays open)");
   cmd->add_option("--ack-log", o.ack_log, "Write 'run index' per acknowledged volume to this file as ACKs arrive");
-  cmd->callback([c] { run(*c); });
+  cmd->callback([c] { rtf::sim::run_replay_command(*c); });
 }
 
 RTF_REGISTER_COMMAND(81, setup);
