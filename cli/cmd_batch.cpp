@@ -1,176 +1,14 @@
-// `rtfmri batch normalize|glm (--list FILE | --bids ROOT) --out DIR [-- OPTIONS]`: one command over many subjects,
-// spread over the devices (--devices) and ranks (mpirun/srun): a chunk is a subject, run by this same program as a
-// child process on the chunk's device; rank 0 writes each subject's files under DIR as they arrive, keeps a chunk
-// file per finished subject (a stopped batch started again skips them) and ends with DIR/batch.json. docs/scale.md.
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
+// `rtfmri batch normalize|glm (--list FILE | --bids ROOT) --out DIR [-- OPTIONS]`: the options; the work is run_batch
+// (core/scale/batch.hpp). docs/scale.md.
+#include <memory>
 
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-
-#include "cli/cli_support.hpp"
-#include "core/io/atomic_file.hpp"
-#include "core/io/output_set.hpp"
-#include "core/scale/child_process.hpp"
-#include "core/scale/chunk_files.hpp"
-#include "core/scale/subject_list.hpp"
-#include "core/util/hash.hpp"
+#include "cli/command_support.hpp"
+#include "core/scale/batch.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-
-struct BatchArgs {
-  std::string command, list, bids, out;
-  std::vector<std::string> options;  // after "--": passed to every subject's command
-};
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot be opened", path.string()));
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw std::runtime_error(fmt::format("{}: read failed", path.string()));
-  return text;
-}
-
-// Runs one subject's command into a private temporary folder and packs its exit status, log and files.
-rtf::ChunkBytes run_subject(const BatchArgs& args, const rtf::BatchSubject& s, rtf::Device& device) {
-  const fs::path work = fs::temp_directory_path() / fmt::format("rtfmri-batch-{}-{}", ::getpid(), s.id);
-  fs::remove_all(work);
-  fs::create_directories(work);
-  std::vector<std::string> argv{rtf::this_executable(), "--device",
-                                fmt::format("{}:{}", device.info().platform_index, device.info().device_index),
-                                args.command, s.input};
-  if (args.command == "glm" && !s.events.empty()) {
-    argv.insert(argv.end(), {"--events", s.events});
-  }
-  argv.insert(argv.end(), {"--out", (work / s.id).string()});
-  argv.insert(argv.end(), args.options.begin(), args.options.end());
-  const rtf::cli::Stopwatch clock;
-  const int status = rtf::run_child_process(argv, work / "log.txt");
-  const double seconds = clock.seconds();
-  rtf::ChunkWriter w;
-  w.value<int32_t>(status).value(seconds);
-  const std::string log = read_text(work / "log.txt");
-  w.values(std::vector<char>(log.begin(), log.end()));
-  std::vector<fs::path> files;
-  if (status == 0) {
-    for (const auto& e : fs::recursive_directory_iterator(work)) {
-      if (e.is_regular_file() && e.path().filename() != "log.txt") files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  w.value<uint64_t>(files.size());
-  for (const fs::path& f : files) {
-    const std::string name = fs::relative(f, work).string(), bytes = read_text(f);
-    w.values(std::vector<char>(name.begin(), name.end())).values(std::vector<char>(bytes.begin(), bytes.end()));
-  }
-  fs::remove_all(work);
-  return w.take();
-}
-
-void run(const BatchArgs& args, const rtf::cli::GlobalOptions& globals) {
-  using namespace rtf;
-  const cli::Stopwatch clock;
-  if (args.list.empty() == args.bids.empty()) throw std::invalid_argument("give --list FILE or --bids ROOT");
-  for (const std::string& o : args.options) {
-    if (o == "--out" || o == "-o" || o == "--device" || o == "--devices") {
-      throw std::invalid_argument(fmt::format("{} after '--': batch sets it for each subject", o));
-    }
-  }
-  const std::string suffix = args.command == "glm" ? "bold" : "T1w";
-  const std::vector<BatchSubject> subjects =
-      args.list.empty() ? find_bids_subjects(args.bids, suffix) : read_subject_list(args.list, suffix);
-  const fs::path out(args.out);
-  Workers workers = cli::open_workers(globals);
-  // The key: the command and its options; each subject's chunk also by its id and inputs (name, size, modification
-  // time), so that a changed or fixed input is run again alone.
-  std::vector<std::string> parts{args.command};
-  parts.insert(parts.end(), args.options.begin(), args.options.end());
-  const std::string key = hash_hex(std::vector<std::string_view>(parts.begin(), parts.end()));
-  const auto subject_key = [&](int64_t chunk) {
-    const BatchSubject& s = subjects[static_cast<size_t>(chunk)];
-    std::string k = s.id;
-    for (const std::string& f : {s.input, s.events}) {
-      if (!f.empty()) {
-        k += fmt::format(" {} {} {}", f, fs::file_size(f), fs::last_write_time(f).time_since_epoch().count());
-      }
-    }
-    return hash_hex({k});
-  };
-  spdlog::info("batch {}: {} subject(s) -> {}", args.command, subjects.size(), out.string());
-  nlohmann::json report{{"command", args.command},
-                        {"options", args.options},
-                        {"subjects", nlohmann::json::array()},
-                        {"ranks", workers.ranks().size()},
-                        {"devices", workers.total_devices()}};
-  std::vector<int64_t> failed;
-  ChunkJob job;
-  job.name = fmt::format("batch {}", args.command);
-  job.chunks = static_cast<int64_t>(subjects.size());
-  job.key = key;
-  job.chunk_key = subject_key;
-  job.chunk_dir = out / ".chunks";
-  job.keep_results = false;
-  job.compute = [&](Device& device, int, int64_t chunk) {
-    return run_subject(args, subjects[static_cast<size_t>(chunk)], device);
-  };
-  job.on_result = [&](int64_t chunk, const ChunkBytes& bytes) {
-    const BatchSubject& s = subjects[static_cast<size_t>(chunk)];
-    ChunkReader r(bytes);
-    const auto status = r.value<int32_t>();
-    const auto seconds = r.value<double>();
-    const auto log = r.values<char>();
-    const fs::path folder = out / s.folder;
-    fs::create_directories(folder);
-    io::OutputSet subject_files;  // the subject's log and files appear together
-    write_text_atomically(subject_files.add(folder / (s.id + "_batch.log")), std::string_view(log.data(), log.size()));
-    nlohmann::json entry{{"id", s.id}, {"input", s.input}, {"status", status}, {"seconds", seconds}};
-    if (!s.events.empty()) entry["events"] = s.events;
-    entry["files"] = nlohmann::json::array();
-    const auto files = r.value<uint64_t>();
-    for (uint64_t k = 0; k < files; ++k) {
-      const auto name = r.values<char>();
-      const auto content = r.values<char>();
-      const std::string file(name.begin(), name.end());
-      write_text_atomically(subject_files.add(folder / file), std::string_view(content.data(), content.size()));
-      entry["files"].push_back((fs::path(s.folder) / file).string());
-    }
-    subject_files.commit();
-    if (status != 0) {
-      failed.push_back(chunk);
-      const std::string text(log.begin(), log.end());
-      spdlog::error("batch: {} failed (exit status {}): {}", s.id, status,
-                    text.substr(text.size() > 600 ? text.size() - 600 : 0));
-    }
-    report["subjects"].push_back(entry);
-  };
-  cli::ProgressLog progress("subjects", 5.0);
-  workers.run(job, std::ref(progress));
-  if (!workers.root()) return;
-  // Failed subjects' chunk files go, so that the batch started again runs them again.
-  for (int64_t c : failed) fs::remove(chunk_file_path(job.chunk_dir, c));
-  std::sort(report["subjects"].begin(), report["subjects"].end(),
-            [](const nlohmann::json& a, const nlohmann::json& b) { return a["id"] < b["id"]; });
-  report["failed"] = failed.size();
-  report["seconds"] = clock.seconds();
-  write_text_atomically(out / "batch.json", report.dump(2) + "\n");
-  if (!failed.empty()) {
-    std::string names;
-    for (int64_t c : failed) names += (names.empty() ? "" : ", ") + subjects[static_cast<size_t>(c)].id;
-    throw std::runtime_error(
-        fmt::format("{} of {} subject(s) failed: {} (their logs: {}/<folder>/<id>_batch.log; "
-                    "run the batch again to retry them alone)",
-                    failed.size(), subjects.size(), names, out.string()));
-  }
-  fs::remove_all(job.chunk_dir);
-  fmt::print("batch {}: {} subject(s) -> {} ({:.1f} s)\n", args.command, subjects.size(), out.string(),
-             clock.seconds());
-}
-
 void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
-  auto args = std::make_shared<BatchArgs>();
+  auto args = std::make_shared<rtf::BatchOptions>();
   auto* cmd = app.add_subcommand(
       "batch",
       "Run normalize (T1s) or glm (BOLD runs) over many subjects, spread over --devices and mpirun/srun ranks; "
@@ -191,7 +29,7 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("OPTIONS", args->options,
                   "After '--': options for every subject's command (e.g. -- --template mni152, or -- --contrast "
                   "'a-b' --noise ar1)");
-  cmd->callback([args, &globals] { run(*args, globals); });
+  cmd->callback([args, &globals] { rtf::run_batch(*args, {globals.device, globals.devices}); });
 }
 
 RTF_REGISTER_COMMAND(90, setup);

@@ -1,7 +1,7 @@
 // `rtfmri devices`: lists every OpenCL platform and device, marking the one that would be used, what --devices would
 // use, and whether the build has MPI.
-#include "cli/command_registry.hpp"
-#include "core/device/devices_command.hpp"
+#include "cli/command_support.hpp"
+#include "core/scale/devices_command.hpp"
 
 namespace {
 

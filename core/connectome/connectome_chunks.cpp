@@ -14,7 +14,8 @@
 
 #include "core/connectome/edge_sort.hpp"
 #include "core/connectome/kendall.hpp"
-#include "core/util/hash.hpp"
+#include "core/scale/broadcast.hpp"
+#include "core/scale/job_key.hpp"
 #include "core/util/host_threads.hpp"
 
 namespace rtf {
@@ -23,16 +24,6 @@ namespace {
 
 constexpr int64_t kConnectomeChunks = 64;       // equal chunks below 2 x 48 tile rows
 constexpr int64_t kConnectomeLargeChunks = 48;  // large chunks (3/4 of the tiles), then as many of a third the size
-
-template <typename T>
-std::string_view bytes_of(const std::vector<T>& xs) {
-  return {reinterpret_cast<const char*>(xs.data()), xs.size() * sizeof(T)};
-}
-
-template <typename T>
-std::string_view bytes_of_value(const T& x) {
-  return {reinterpret_cast<const char*>(&x), sizeof(T)};
-}
 
 }  // namespace
 
@@ -192,19 +183,16 @@ void broadcast_series(const Ranks& ranks, NodeSeries& series) {
 std::string series_key(const NodeSeries& series) {
   const auto method = static_cast<int32_t>(series.method);
   const uint8_t normalised = series.normalised ? 1 : 0;
-  return hash_hex({"connectome series", bytes_of_value(method), bytes_of_value(normalised),
-                   bytes_of_value(series.length), bytes_of_value(series.padded), bytes_of(series.z),
-                   bytes_of(series.valid)});
+  return job_key("connectome series",
+                 {bytes_of_value(method), bytes_of_value(normalised), bytes_of_value(series.length),
+                  bytes_of_value(series.padded), bytes_of(series.z), bytes_of(series.valid)});
 }
 
 std::string share_series(const Ranks& ranks, NodeSeries& series, bool* sent) {
   std::string key = series_key(series);
   if (sent != nullptr) *sent = false;
   if (ranks.size() == 1) return key;
-  const std::string digest = hash_hex({key, bytes_of(series.voxels)});
-  ChunkBytes root_digest(digest.begin(), digest.end());
-  ranks.broadcast(root_digest);
-  const bool differs = !std::equal(digest.begin(), digest.end(), root_digest.begin(), root_digest.end());
+  const bool differs = differs_from_root(ranks, job_key(key, {bytes_of(series.voxels)}));
   if (differs) {
     spdlog::warn("rank {}: its node series differs from rank 0's (another device or mask); rank 0's is used",
                  ranks.rank());
@@ -237,7 +225,7 @@ void spread_correlations(Workers& workers, const NodeSeries& series, const Corre
   job.name = "connectome tile rows";
   job.chunks = chunks;
   job.key =
-      hash_hex({"connectome chunks", options.key, bytes_of_value(t.value), bytes_of_value(absolute), bytes_of(bounds)});
+      job_key("connectome chunks", {options.key, bytes_of_value(t.value), bytes_of_value(absolute), bytes_of(bounds)});
   job.chunk_dir = options.chunk_dir;
   // Each slot's series, kept from its first chunk to the end of the pass (a slot runs on one thread at a time).
   std::vector<ResidentCorrelation> resident(static_cast<size_t>(workers.device_count()));

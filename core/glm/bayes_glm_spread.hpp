@@ -1,9 +1,9 @@
-// `rtfmri glm ... --bayes [--noise ar1..ar4]`: the Bayesian first-level GLM (Gibbs sampler, AR(L) noise;
-// core/glm/bayes_glm.hpp, docs/algorithms/bayes_glm.md) of cmd_glm.cpp's design: per t contrast the posterior mean, SD
-// and PPM P(c'beta > 0) as NIfTI, sigma^2's and rho's posterior means, and split-R-hat / ESS summarised in
-// PREFIX_glm.json. The mask voxels are cut into blocks spread over the devices of --devices and the ranks of mpirun
-// (core/scale/chunk_job.hpp); each voxel's chains draw from streams keyed by its index in the mask, so any split gives
-// the same summaries, bit for bit (docs/scale.md).
+// The Bayesian first-level GLM (Gibbs sampler, AR(L) noise; core/glm/bayes_glm.hpp, docs/algorithms/bayes_glm.md) of
+// a whole series, spread over devices and MPI ranks (`rtfmri glm --bayes`): the mask voxels are cut into blocks, one
+// chunk of the scale-out job each (core/scale/scale_out.hpp); each voxel's chains draw from streams keyed by its index
+// in the mask, so any split gives the same summaries, bit for bit (docs/scale.md). Rank 0 writes per t contrast the
+// posterior mean, SD and PPM P(c'beta > 0) as NIfTI, sigma^2's and rho's posterior means, and split-R-hat / ESS in
+// PREFIX_glm.json.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +14,11 @@
 #include "core/glm/glm_model.hpp"
 #include "core/image/image.hpp"
 #include "core/io/output_set.hpp"
-#include "core/scale/chunk_job.hpp"
+#include "core/scale/scale_out.hpp"
 
-namespace rtf::cli {
+namespace rtf {
 
-struct BayesGlmCli {
+struct BayesGlmOptions {
   int draws = 10000, burn_in = 1000, chains = 2;
   int order = 1;  // AR(L) noise, L = 1 .. 4
   uint64_t seed = 0;
@@ -32,8 +32,8 @@ struct BayesGlmCli {
 // kept in PREFIX_chunks/ until the outputs are committed: the same command run again after a stop or a failed write
 // reuses them. Throws std::invalid_argument for F contrasts, more than 16 design columns, an empty mask or too few
 // draws.
-void run_bayes_glm(const BayesGlmCli& options, Workers& workers, const Image& bold, const DesignMatrix& design,
+void run_bayes_glm(const BayesGlmOptions& options, ScaleOut& scale, const Image& bold, const DesignMatrix& design,
                    const std::vector<GlmContrast>& contrasts, const std::vector<std::string>& contrast_files,
                    const std::vector<uint8_t>& mask, const std::string& out, io::OutputSet& outputs);
 
-}  // namespace rtf::cli
+}  // namespace rtf

@@ -1,5 +1,5 @@
-// `rtfmri devices`'s work (core/device/devices_command.hpp).
-#include "core/device/devices_command.hpp"
+// `rtfmri devices`'s work (core/scale/devices_command.hpp).
+#include "core/scale/devices_command.hpp"
 
 #include <fmt/format.h>
 
