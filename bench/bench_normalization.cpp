@@ -15,6 +15,7 @@
 #include <string>
 
 #include "bench/bench_stats.hpp"
+#include "bench/extra_data.hpp"
 #include "core/device/device.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/reference/resample_reference.hpp"
@@ -31,8 +32,8 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string device;
-  std::string moving = "../shared/data/anat/fcon1000_Beijing_sub00440_T1_brain.nii.gz";
-  std::string fixed = "../shared/data/templates/MNI152_T1_1mm_brain.nii.gz";
+  std::string moving = rtf::bench::extra_data("anat/fcon1000_Beijing_sub00440_T1_brain.nii.gz");
+  std::string fixed = rtf::bench::extra_data("templates/MNI152_T1_1mm_brain.nii.gz");
   std::string atlas, write_phantom;
   std::vector<std::string> compare_chain, compare_inverse;
   std::string affine_levels = "8:8,4:4,2:2";

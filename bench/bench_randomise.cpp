@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bench/bench_stats.hpp"
+#include "bench/extra_data.hpp"
 #include "core/device/device.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
 #include "core/io/nifti_io.hpp"
@@ -22,7 +23,7 @@
 #include "core/permutation/voxel_permutation.hpp"
 
 int main(int argc, char** argv) {
-  std::string device_spec, mask_path = "../shared/data/templates/MNI152_T1_2mm_brain.nii.gz",
+  std::string device_spec, mask_path = rtf::bench::extra_data("templates/MNI152_T1_2mm_brain.nii.gz"),
                            design_kind = "one-sample";
   int subjects = 49, permutations = 10000, runs = 5;
   double cluster = 0.0, fwhm = 0.0;

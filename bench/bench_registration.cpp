@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bench/bench_stats.hpp"
+#include "bench/extra_data.hpp"
 #include "core/device/device.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/registration/linear_registration.hpp"
@@ -28,8 +29,8 @@ double ms_since(Clock::time_point t0) {
 
 struct Options {
   std::string device;
-  std::string moving = "../shared/data/anat/fcon1000_Beijing_sub00440_T1_brain.nii.gz";
-  std::string fixed = "../shared/data/templates/MNI152_T1_1mm_brain.nii.gz";
+  std::string moving = rtf::bench::extra_data("anat/fcon1000_Beijing_sub00440_T1_brain.nii.gz");
+  std::string fixed = rtf::bench::extra_data("templates/MNI152_T1_1mm_brain.nii.gz");
   std::string levels = "8:8,4:4,2:2";
   std::string cost = "ncc";
   int dof = 12;

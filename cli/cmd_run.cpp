@@ -1,4 +1,4 @@
-// `rtfmri run [--config session.toml] [flags]`: the live server (stream/server/live_server.hpp, docs/live.md). Flags
+// `rtfmri run [--config session.toml] [flags]`: the live server (stream/live/live_server.hpp, docs/live.md). Flags
 // override the config file. Exit status 3 when the server stopped normally but could not write all of its session's
 // outputs (docs/live.md, "When a write fails").
 #include <cstdio>
@@ -6,17 +6,14 @@
 #include <memory>
 #include <stdexcept>
 
-#include "cli/cli_support.hpp"
-#include "cli/command_registry.hpp"
-#include "cli/option_checks.hpp"
-#include "cli/pipeline_flags.hpp"
+#include "cli/command_support.hpp"
 #include "core/scale/ranks.hpp"
-#include "stream/server/live_server.hpp"
+#include "stream/live/live_server.hpp"
 
 namespace {
 
 struct RunCli {
-  rtf::cli::PipelineFlags pipeline;  // --config and the stage/output flags (cli/pipeline_flags.hpp)
+  rtf::cli::PipelineFlags pipeline;  // --config and the stage/output flags (cli/command_support.hpp)
   rtf::stream::LiveServerOptions server;
 };
 

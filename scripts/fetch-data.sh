@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real neuroimaging data listed in DESIGN.md §9 into DESTDIR, from Debian packages:
+# Installs the real neuroimaging data listed in docs/data.md into DESTDIR, from Debian packages:
 # `apt-get download` (no root needed) into a temporary directory, `dpkg -x`, then only the listed
 # files are copied to short, stable paths (DESTDIR/nitime/fmri1.nii.gz, ...), with each package's
 # copyright file beside them. Idempotent: returns at once when DESTDIR/.complete lists every file.

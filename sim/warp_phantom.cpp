@@ -10,8 +10,8 @@
 #include <stdexcept>
 
 #include "core/device/buffer.hpp"
-#include "core/reference/resample_reference.hpp"
 #include "core/registration/deformation_ops.hpp"
+#include "core/registration/point_sampling.hpp"
 #include "core/registration/resample.hpp"
 #include "sim/phantom/random.hpp"
 
@@ -138,7 +138,7 @@ WarpPhantomSpec standard_warp_phantom(const ImageHeader& g, double max_displacem
 std::vector<double> disagreement_in_brain(const Image& template_image, const std::vector<SpatialTransform>& a,
                                           const std::vector<SpatialTransform>& b, int step) {
   const auto through = [](const std::vector<SpatialTransform>& chain, Eigen::Vector3d p) {
-    for (const auto& t : chain) p = reference::transform_point(t, p);
+    for (const auto& t : chain) p = transform_point(t, p);
     return p;
   };
   std::vector<double> out;

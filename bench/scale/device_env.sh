@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034
 # Sourced by bench/scale/device_*.sh on the GPU machine: from the repository root (.device/bundle made by
-# ../shared/tools/device-bundle.sh and .device/ompi by pack_openmpi.sh carried there), the packed OpenMPI, R (rtfmri
+# scripts/bundle.sh and .device/ompi by pack_openmpi.sh carried there), the packed OpenMPI, R (rtfmri
 # with its libraries, verbose, OCL_ICD_FILENAMES passed on: mpirun would cut it to its first entry; EXE names another
 # executable of the bundle, for an A/B comparison), D (the data
 # folder), B (the benchmark's run command with mpirun's options), T0 (the start).

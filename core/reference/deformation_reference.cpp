@@ -8,6 +8,7 @@
 
 #include "core/reference/resample_reference.hpp"
 #include "core/reference/smoothing_reference.hpp"
+#include "core/registration/point_sampling.hpp"
 
 namespace rtf::reference {
 

@@ -12,8 +12,8 @@
 #include <system_error>
 
 #include "core/io/nifti_io.hpp"
-#include "core/reference/resample_reference.hpp"
 #include "core/registration/itk_transform.hpp"
+#include "core/registration/point_sampling.hpp"
 #include "core/registration/resample.hpp"
 
 namespace rtf {
@@ -109,7 +109,7 @@ std::vector<Eigen::Vector3d> template_positions(const ImageHeader& grid, const s
         Eigen::Vector3d p =
             (grid.affine * Eigen::Vector4d(static_cast<double>(i), static_cast<double>(j), static_cast<double>(k), 1.0))
                 .head<3>();
-        for (const SpatialTransform& t : chain) p = reference::transform_point(t, p);
+        for (const SpatialTransform& t : chain) p = transform_point(t, p);
         positions.push_back(p);
       }
     }

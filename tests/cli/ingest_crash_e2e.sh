@@ -27,16 +27,9 @@ die() {
   for f in "$WORK"/*.log; do echo "--- $f"; tail -20 "$f"; done
   exit 1
 }
-# wait_for SECONDS CONDITION...: poll the condition every 0.1 s (a generous bound: it only turns a hang into a failure)
-wait_for() {
-  local limit=$1
-  shift
-  for ((i = 0; i < limit * 10; i++)); do
-    if "$@"; then return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
+# wait_for SECONDS CONDITION... (a generous bound: it only turns a hang into a failure)
+# shellcheck source=check_lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/check_lib.sh"
 
 start_server() {  # $1: endpoint, $2: log
   "$RTFMRI" run --listen "$1" --session-dir "$SESSION" --ring 8 --exit-after-runs 1 >"$2" 2>&1 &

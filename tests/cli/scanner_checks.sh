@@ -36,16 +36,6 @@ cleanup() {
   for pid in "${STARTED[@]}"; do kill -9 "$pid" 2>/dev/null; done
 }
 trap cleanup EXIT
-# wait_for SECONDS CONDITION...: poll the condition every 0.05 s
-wait_for() {
-  local limit=$1
-  shift
-  for ((i = 0; i < limit * 20; i++)); do
-    if "$@"; then return 0; fi
-    sleep 0.05
-  done
-  return 1
-}
 running() { kill -0 "$1" 2>/dev/null; }
 stopped() { ! kill -0 "$1" 2>/dev/null; }
 in_log() { grep -Eq "$2" "$1" 2>/dev/null; }

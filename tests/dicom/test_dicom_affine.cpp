@@ -1,5 +1,5 @@
 // dcm2niix's affines (core/dicom/dicom_affine.hpp) against dcm2niix itself: the headers of pyneal's real Siemens
-// mosaic and GE slice series (../shared/data/scanner, values read from the files) give the sform that Debian's
+// mosaic and GE slice series (scanner/ of the extra data, values read from the files) give the sform that Debian's
 // dcm2niix v1.0.20220720 wrote for them, within 1e-4 mm (dcm2niix stores float32). Plus the geometry's invariants on
 // an oblique, non-square-pixel plane and the mosaic's refusals.
 #include <gtest/gtest.h>

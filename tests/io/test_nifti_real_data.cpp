@@ -1,6 +1,7 @@
 // ctest-label: unit
 // Reading real NIfTI files nobody on this project made: the Debian-packaged datasets installed by
-// scripts/fetch-data.sh (skipped when not installed) and ../shared/data (skipped when absent).
+// scripts/fetch-data.sh (skipped when not installed) and the optional extra data (RTF_EXTRA_DATA_DIR, docs/data.md;
+// skipped when absent).
 // Expected values were taken from the header bytes and voxel data with an independent Python (struct)
 // reader; they agree with what nibabel reports (e.g. nibabel also gives example4d a TR of 2000: the
 // file's units say seconds although FSL 3.3 meant milliseconds).
@@ -19,7 +20,7 @@ namespace {
 
 struct Expected {
   const char* relative;
-  bool shared;  // ../shared/data instead of the installed data
+  bool extra;  // the extra data (RTF_EXTRA_DATA_DIR) instead of the installed data
   std::array<int64_t, 3> dims;
   int64_t nt;
   double tr_s;
@@ -38,9 +39,9 @@ class RealNifti : public ::testing::TestWithParam<Expected> {};
 
 TEST_P(RealNifti, HeaderAndDataMatchIndependentReader) {
   const Expected& e = GetParam();
-  const auto path = e.shared ? test::shared_data(e.relative) : test::installed_data(e.relative);
+  const auto path = e.extra ? test::extra_data(e.relative) : test::installed_data(e.relative);
   if (!path) {
-    GTEST_SKIP() << (e.shared ? test::missing_shared_data(e.relative) : test::missing_installed_data(e.relative));
+    GTEST_SKIP() << (e.extra ? test::missing_extra_data(e.relative) : test::missing_installed_data(e.relative));
   }
   const Image image = read_nifti(*path);
   const ImageHeader& h = image.header();

@@ -1,12 +1,12 @@
 // ctest-label: gpu
-// Motion correction on real BOLD volumes (DESIGN.md §9): a known rigid transform applied to a real volume (cubic
+// Motion correction on real BOLD volumes (docs/data.md): a known rigid transform applied to a real volume (cubic
 // resampling in double precision) is recovered within 0.05 mm and 0.05 degrees per parameter. Data: nibabel's
-// example4d (128x96x24, 2x2x2.2 mm) and, where ../shared/data is present, pyneal's 64x64x30 test series. nipy's
-// functional.nii.gz has 3 slices, too few for 3D registration (the constructor refuses fewer than 4 per axis; tested).
-// nitime's fmri1 is a 10x10x18 crop (20 mm across): the residual of the moved copy is dominated by the band moved in
-// across its edges and rotations are barely constrained, so the fit does not converge there (measured; not a test case,
-// see the docs). The fit uses voxels at least 4 voxels from every face, so that the band the transform moves in from
-// outside the field of view (zeros in the moved copy) does not count; the test design is in
+// example4d (128x96x24, 2x2x2.2 mm) and, where the extra data is present (RTF_EXTRA_DATA_DIR), pyneal's 64x64x30 test
+// series. nipy's functional.nii.gz has 3 slices, too few for 3D registration (the constructor refuses fewer than 4 per
+// axis; tested). nitime's fmri1 is a 10x10x18 crop (20 mm across): the residual of the moved copy is dominated by the
+// band moved in across its edges and rotations are barely constrained, so the fit does not converge there (measured;
+// not a test case, see the docs). The fit uses voxels at least 4 voxels from every face, so that the band the transform
+// moves in from outside the field of view (zeros in the moved copy) does not count; the test design is in
 // docs/algorithms/motion_correction.md.
 #include <gtest/gtest.h>
 
@@ -77,12 +77,12 @@ TEST(MotionRealBold, NibabelExample4d) {
   expect_recovered(*path, file, {{{1.2, -0.8, 0.5}, {0.9, -1.4, 0.6}}, {{-2.5, 1.9, -1.1}, {-2.0, 0.8, 2.4}}}, 4);
 }
 
-// pyneal's test series (../shared/data, developers and CI only): a real 64x64x30 uint16 EPI series whose header
+// pyneal's test series (the extra data, RTF_EXTRA_DATA_DIR; CI has it): a real 64x64x30 uint16 EPI series whose header
 // carries no voxel size (1 mm is read); 3 mm isotropic is assumed, a typical EPI voxel.
 TEST(MotionRealBold, PynealTestSeries) {
   const std::string file = "scanner/pyneal_testSeries.nii.gz";
-  const auto path = test::shared_data(file);
-  if (!path) GTEST_SKIP() << test::missing_shared_data(file);
+  const auto path = test::extra_data(file);
+  if (!path) GTEST_SKIP() << test::missing_extra_data(file);
   expect_recovered(*path, file, {{{0.7, -0.4, 0.3}, {1.1, -0.6, 0.8}}, {{-1.3, 0.9, -0.5}, {-0.7, 1.4, -1.2}}}, 4, 3.0);
 }
 

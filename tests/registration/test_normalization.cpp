@@ -71,8 +71,8 @@ void expect_invertible(const NormalizationResult& r) {
 
 TEST(Normalization, RecoversAKnownWarpOfTheMniTemplate) {
   // The case at 2 mm (the 1 mm case runs on the GPU: bench/bench_normalization --synthetic, performance.md).
-  const auto path = test::shared_data("templates/MNI152_T1_2mm_brain.nii.gz");
-  if (!path) GTEST_SKIP() << test::missing_shared_data("templates/MNI152_T1_2mm_brain.nii.gz");
+  const auto path = test::extra_data("templates/MNI152_T1_2mm_brain.nii.gz");
+  if (!path) GTEST_SKIP() << test::missing_extra_data("templates/MNI152_T1_2mm_brain.nii.gz");
   const auto aal = test::installed_data("mricron/aal.nii.gz");
   if (!aal) GTEST_SKIP() << test::missing_installed_data("mricron/aal.nii.gz");
   const KnownWarpOutcome o = register_known_warp(read_nifti(*path), read_nifti(*aal));
@@ -96,10 +96,10 @@ TEST(Normalization, RecoversAKnownWarpOfColin27) {
 }
 
 TEST(Normalization, ImprovesARealT1OverTheAffine) {
-  const auto templ = test::shared_data("templates/MNI152_T1_2mm_brain.nii.gz");
-  if (!templ) GTEST_SKIP() << test::missing_shared_data("templates/MNI152_T1_2mm_brain.nii.gz");
-  const auto t1 = test::shared_data("anat/fcon1000_Beijing_sub00440_T1_brain.nii.gz");
-  if (!t1) GTEST_SKIP() << test::missing_shared_data("anat/fcon1000_Beijing_sub00440_T1_brain.nii.gz");
+  const auto templ = test::extra_data("templates/MNI152_T1_2mm_brain.nii.gz");
+  if (!templ) GTEST_SKIP() << test::missing_extra_data("templates/MNI152_T1_2mm_brain.nii.gz");
+  const auto t1 = test::extra_data("anat/fcon1000_Beijing_sub00440_T1_brain.nii.gz");
+  if (!t1) GTEST_SKIP() << test::missing_extra_data("anat/fcon1000_Beijing_sub00440_T1_brain.nii.gz");
   Device& device = test::test_device();
   const Image t = read_nifti(*templ), subject = read_nifti(*t1);
   const NormalizationResult r = normalize(device, subject, t);

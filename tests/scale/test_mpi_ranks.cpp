@@ -3,8 +3,8 @@
 // `mpirun --oversubscribe -np 3` (scale.mpi_ranks_3), where it checks the collectives (sum, any, broadcast), rank 0's
 // inputs copied to the ranks that do not see them (a file and a folder, byte for byte) and read in place by those that
 // do, a job whose chunks are dealt to every rank returning every result in chunk order on rank 0 only, each chunk
-// computed once over the job, and connectome node series prepared on every rank made equal to rank 0's (sent only
-// when one differs).
+// computed once over the job, rank 0's values, flag and digest on every rank (core/scale/broadcast.hpp), and connectome
+// node series prepared on every rank made equal to rank 0's (sent only when one differs).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/connectome/connectome_chunks.hpp"
+#include "core/scale/broadcast.hpp"
 #include "core/scale/chunk_job.hpp"
 #include "core/scale/device_list.hpp"
 #include "core/scale/ranks.hpp"
@@ -54,6 +55,20 @@ TEST(MpiRanks, Collectives) {
     EXPECT_TRUE(r.mpi());
   }
   EXPECT_FALSE(r.host().empty());
+}
+
+// core/scale/broadcast.hpp: what rank 0 alone computed or decided (an observed statistic, a pass to repeat) reaches
+// every rank, and a rank whose own inputs differ from rank 0's learns it.
+TEST(MpiRanks, RankZerosValuesFlagAndDigestReachEveryRank) {
+  const Ranks& r = Ranks::world();
+  std::vector<double> values(static_cast<size_t>(r.rank() + 1), 0.5 * r.rank());  // rank 0's: one value, 0
+  broadcast_values(r, values);
+  EXPECT_EQ(values, std::vector<double>{0.0});
+  EXPECT_TRUE(broadcast_flag(r, r.root()));
+  EXPECT_FALSE(broadcast_flag(r, !r.root()));
+  EXPECT_FALSE(differs_from_root(r, "the same digest"));
+  EXPECT_EQ(differs_from_root(r, r.rank() == r.size() - 1 ? "another digest" : "rank 0's digest"),
+            r.size() > 1 && r.rank() == r.size() - 1);
 }
 
 TEST(MpiRanks, InputsComeFromRankZero) {

@@ -42,7 +42,7 @@ std::vector<fs::path> variants(const test::TempDir& work) {
   std::vector<fs::path> out;
   for (const char* name :
        {"scanner/pyneal_Siemens/funcData/001_000013_000001.dcm", "scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1"}) {
-    const auto file = test::shared_data(name);
+    const auto file = test::extra_data(name);
     if (!file) continue;
     out.push_back(*file);
     if (std::system("command -v gdcmconv >/dev/null 2>&1") != 0) continue;
@@ -60,7 +60,7 @@ std::vector<fs::path> variants(const test::TempDir& work) {
 TEST(DicomFileCheck, WholeFilesAreCompleteAndEveryCutIsTruncated) {
   const test::TempDir work;
   const std::vector<fs::path> files = variants(work);
-  if (files.empty()) GTEST_SKIP() << test::missing_shared_data("scanner/pyneal_Siemens");
+  if (files.empty()) GTEST_SKIP() << test::missing_extra_data("scanner/pyneal_Siemens");
   for (const fs::path& file : files) {
     SCOPED_TRACE(file.string());
     const DicomFileCheck whole = check_dicom_file(file);
@@ -88,7 +88,7 @@ TEST(DicomFileCheck, WholeFilesAreCompleteAndEveryCutIsTruncated) {
 TEST(DicomFileCheck, RleFilesDecodeToTheOriginalPixels) {
   const test::TempDir work;
   const std::vector<fs::path> files = variants(work);
-  if (files.size() < 3) GTEST_SKIP() << "needs ../shared/data/scanner and gdcmconv (scripts/setup.sh)";
+  if (files.size() < 3) GTEST_SKIP() << "needs the extra data (RTF_EXTRA_DATA_DIR) and gdcmconv (scripts/setup.sh)";
   EXPECT_EQ(read_dicom_header(files[2]).transfer_syntax_uid, "1.2.840.10008.1.2.5");
   EXPECT_EQ(read_dicom_pixels(files[2]).values, read_dicom_pixels(files[0]).values);
   EXPECT_EQ(read_dicom_pixels(files[1]).values, read_dicom_pixels(files[0]).values);
@@ -105,8 +105,8 @@ TEST(DicomFileCheck, TextIsNotDicomAndAStrayDelimiterIsMalformed) {
   EXPECT_EQ(check_dicom_file(zeros).status, Status::kTruncated);
   EXPECT_EQ(check_dicom_file(work.path() / "absent.dcm").status, Status::kNotDicom);
 
-  const auto file = test::shared_data("scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1");
-  if (!file) GTEST_SKIP() << test::missing_shared_data("scanner/pyneal_GE");
+  const auto file = test::extra_data("scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1");
+  if (!file) GTEST_SKIP() << test::missing_extra_data("scanner/pyneal_GE");
   // An item delimiter (FFFE,E00D) inserted after the file meta group, outside any sequence.
   std::vector<char> bytes = bytes_of(*file);
   size_t pos = 132;
@@ -144,8 +144,8 @@ TEST(DicomFileCheck, AHugeFileThatIsNotDicomCostsItsFirstBytes) {
 }
 
 TEST(DicomFileCheck, HugePixelDataAreSkippedOverAndNeverRead) {
-  const auto file = test::shared_data("scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1");
-  if (!file) GTEST_SKIP() << test::missing_shared_data("scanner/pyneal_GE");
+  const auto file = test::extra_data("scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1");
+  if (!file) GTEST_SKIP() << test::missing_extra_data("scanner/pyneal_GE");
   const test::TempDir work;
   std::vector<char> bytes = bytes_of(*file);
   // The pixel data element (7FE0,0010) OW, the last one: its length made 3.75 GiB, the file extended to hold it.

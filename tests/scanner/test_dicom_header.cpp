@@ -1,7 +1,7 @@
-// DICOM headers through GDCM (scanner/dicom/dicom_header.hpp) on pyneal's real scanner files (../shared/data/scanner):
-// the Siemens Prisma mosaic's fields and CSA header (18 slices, slice normal, MosaicRefAcqTimes), the GE slices'
-// fields, and from them the affine Debian's dcm2niix (v1.0.20220720) wrote for these series, within 1e-4 mm. A file
-// that is not DICOM is a DicomError naming it.
+// DICOM headers through GDCM (scanner/dicom/dicom_header.hpp) on pyneal's real scanner files (scanner/ of the extra
+// data, RTF_EXTRA_DATA_DIR): the Siemens Prisma mosaic's fields and CSA header (18 slices, slice normal,
+// MosaicRefAcqTimes), the GE slices' fields, and from them the affine Debian's dcm2niix (v1.0.20220720) wrote for these
+// series, within 1e-4 mm. A file that is not DICOM is a DicomError naming it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,8 +23,8 @@ void expect_affine(const Eigen::Matrix4d& got, const double (&want)[3][4]) {
 }
 
 TEST(DicomHeader, SiemensMosaicAndItsCsaHeader) {
-  const auto file = test::shared_data("scanner/pyneal_Siemens/funcData/001_000013_000001.dcm");
-  if (!file) GTEST_SKIP() << test::missing_shared_data("scanner/pyneal_Siemens/funcData/001_000013_000001.dcm");
+  const auto file = test::extra_data("scanner/pyneal_Siemens/funcData/001_000013_000001.dcm");
+  if (!file) GTEST_SKIP() << test::missing_extra_data("scanner/pyneal_Siemens/funcData/001_000013_000001.dcm");
   const DicomHeader h = read_dicom_header(*file);
   EXPECT_EQ(h.modality, "MR");
   EXPECT_EQ(h.transfer_syntax_uid, "1.2.840.10008.1.2.1");
@@ -49,8 +49,8 @@ TEST(DicomHeader, SiemensMosaicAndItsCsaHeader) {
 
 TEST(DicomHeader, GeSlicesGiveDcm2niixsAffine) {
   const std::string first = "scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1";
-  const auto file = test::shared_data(first);
-  if (!file) GTEST_SKIP() << test::missing_shared_data(first);
+  const auto file = test::extra_data(first);
+  if (!file) GTEST_SKIP() << test::missing_extra_data(first);
   std::vector<DicomHeader> headers;
   for (const auto& entry : std::filesystem::directory_iterator(file->parent_path())) {
     headers.push_back(read_dicom_header(entry.path()));

@@ -1,9 +1,9 @@
 // ctest-label: e2e
 // Volumes from real scanner DICOM (scanner/assemble/dicom_volume.hpp) against dcm2niix (Debian's, installed by
 // scripts/setup.sh), run by the test on a copy of pyneal's Siemens mosaic and GE one-file-per-slice series
-// (../shared/data/scanner): every volume's voxels equal dcm2niix's exactly and its affine within 1e-4 mm; the Siemens
-// slice times are the CSA's MosaicRefAcqTimes, GE's (from the RTIA timers) dcm2niix's SliceTiming within 1 ms. Skipped
-// where dcm2niix or the data are absent.
+// (scanner/ of the extra data, RTF_EXTRA_DATA_DIR): every volume's voxels equal dcm2niix's exactly and its affine
+// within 1e-4 mm; the Siemens slice times are the CSA's MosaicRefAcqTimes, GE's (from the RTIA timers) dcm2niix's
+// SliceTiming within 1 ms. Skipped where dcm2niix or the data are absent.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,8 +40,8 @@ std::vector<fs::path> by_instance(const fs::path& folder) {
 
 TEST(DicomVolume, SiemensMosaicsEqualDcm2niix) {
   const std::string first = "scanner/pyneal_Siemens/funcData/001_000013_000001.dcm";
-  const auto file = test::shared_data(first);
-  if (!file) GTEST_SKIP() << test::missing_shared_data(first);
+  const auto file = test::extra_data(first);
+  if (!file) GTEST_SKIP() << test::missing_extra_data(first);
   if (!have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const test::TempDir work;
   std::vector<double> their_times;
@@ -62,8 +62,8 @@ TEST(DicomVolume, SiemensMosaicsEqualDcm2niix) {
 
 TEST(DicomVolume, GeSliceFilesEqualDcm2niix) {
   const std::string first = "scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1";
-  const auto file = test::shared_data(first);
-  if (!file) GTEST_SKIP() << test::missing_shared_data(first);
+  const auto file = test::extra_data(first);
+  if (!file) GTEST_SKIP() << test::missing_extra_data(first);
   if (!have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const test::TempDir work;
   std::vector<double> their_times;
@@ -92,8 +92,8 @@ TEST(DicomVolume, GeSliceFilesEqualDcm2niix) {
 
 TEST(DicomVolume, RefusesWhatIsNotAMosaicOrAStack) {
   const std::string first = "scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1";
-  const auto file = test::shared_data(first);
-  if (!file) GTEST_SKIP() << test::missing_shared_data(first);
+  const auto file = test::extra_data(first);
+  if (!file) GTEST_SKIP() << test::missing_extra_data(first);
   EXPECT_THROW(mosaic_volume(*file), DicomError);                // GE slice: no mosaic
   EXPECT_THROW(slice_stack_volume({*file, *file}), DicomError);  // two slices at one position
 }

@@ -233,8 +233,8 @@ TEST(DicomWriter, GeSlicesAgainstTheNormalComeBackReversed) {
 
 TEST(DicomWriter, RealNiftiAsMosaicsAndGeSlices) {
   const std::string relative = "scanner/pyneal_testSeries.nii.gz";
-  const auto file = test::shared_data(relative);
-  if (!file) GTEST_SKIP() << test::missing_shared_data(relative);
+  const auto file = test::extra_data(relative);
+  if (!file) GTEST_SKIP() << test::missing_extra_data(relative);
   Image image = read_nifti(*file);
   ASSERT_EQ(image.nt(), 3);
   if (!(image.header().tr_s > 0)) image.header().tr_s = 1.0;

@@ -305,8 +305,8 @@ TEST(EnhancedVolume, WriterRefusesWhatItCannotStoreExactly) {
 
 TEST(EnhancedVolume, RefusesAClassicFile) {
   const std::string first = "scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1";
-  const auto file = test::shared_data(first);
-  if (!file) GTEST_SKIP() << test::missing_shared_data(first);
+  const auto file = test::extra_data(first);
+  if (!file) GTEST_SKIP() << test::missing_extra_data(first);
   EXPECT_THROW(enhanced_volumes(*file), DicomError);
 }
 

@@ -6,8 +6,8 @@
 // brings a file back when it grows or after a back-off, and gives up on one that never changes; deleted and
 // renamed-away files are forgotten; stop() ends a wait in another thread; a vanished folder is a WatchError naming it.
 // A real GE series folder written slice by slice is reported file by file, each whole (GDCM reads it; skipped without
-// ../shared/data). Also: after an inotify event-queue overflow no file is lost; a missing folder is an error; auto
-// picks inotify here.
+// the extra data, RTF_EXTRA_DATA_DIR). Also: after an inotify event-queue overflow no file is lost; a missing folder is
+// an error; auto picks inotify here.
 //
 // Files are written on the thread that calls next_ready(), which is where the watcher scans and reads events, so every
 // outcome is fixed by the order of the calls, never by the machine's speed. "Nothing else was reported" is checked by
@@ -324,11 +324,11 @@ TEST_P(FolderWatcherTest, VanishedFolderIsAnErrorNamingIt) {
   EXPECT_THROW(watcher.next_ready(0), WatchError);
 }
 
-// Real GE export (../shared/data): its series folder appears after start and each slice file (names like
+// Real GE export (the extra data): its series folder appears after start and each slice file (names like
 // "i2862284.MRDC.5") is written in two flushed halves; every file is reported once, and only whole: GDCM reads each.
 TEST_P(FolderWatcherTest, RealGeSeriesFolderIsReportedFileByFileAndWhole) {
-  const fs::path source = rtf::test::shared_data_dir() / "scanner/pyneal_GE/funcData/s1925";
-  if (!fs::is_directory(source)) GTEST_SKIP() << rtf::test::missing_shared_data("scanner/pyneal_GE/funcData/s1925");
+  const fs::path source = rtf::test::extra_data_dir() / "scanner/pyneal_GE/funcData/s1925";
+  if (!fs::is_directory(source)) GTEST_SKIP() << rtf::test::missing_extra_data("scanner/pyneal_GE/funcData/s1925");
   Paths slices;
   for (const auto& entry : fs::directory_iterator(source)) slices.push_back(entry.path());
   std::sort(slices.begin(), slices.end());

@@ -1,6 +1,6 @@
 // ctest-label: e2e
 // Volumes from real Philips XTC PAR/REC dumps (scanner/assemble/par_rec_volume.hpp; pyneal's example in
-// ../shared/data/scanner/pyneal_Philips, PAR V4.2, two image types per volume) against dcm2niix run by the test on
+// scanner/pyneal_Philips of the extra data, PAR V4.2, two image types per volume) against dcm2niix run by the test on
 // copies: each of the 4 volumes, magnitude (type 16, per-slice scaling: float32 DV) and phase (type 17, one scaling:
 // int16 with FP slope/intercept), equals dcm2niix's NIfTI voxel for voxel and its affine within 1e-4 mm; the same for
 // edited copies that reach the geometry's other branches (sagittal, coronal, reversed slice numbers, V4 and V4.1
@@ -149,8 +149,8 @@ void expect_same(const Image& mine, const Image& theirs, const std::string& what
 }
 
 TEST(ParRecVolume, RealXtcDumpsEqualDcm2niixForBothImageTypes) {
-  const auto first = test::shared_data(kFolder + "/Dump-0000.par");
-  if (!first) GTEST_SKIP() << test::missing_shared_data(kFolder + "/Dump-0000.par");
+  const auto first = test::extra_data(kFolder + "/Dump-0000.par");
+  if (!first) GTEST_SKIP() << test::missing_extra_data(kFolder + "/Dump-0000.par");
   if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const test::TempDir work;
   for (int n = 0; n < 4; ++n) {
@@ -181,8 +181,8 @@ TEST(ParRecVolume, RealXtcDumpsEqualDcm2niixForBothImageTypes) {
 }
 
 TEST(ParRecVolume, ScalingChoices) {
-  const auto par = test::shared_data(kFolder + "/Dump-0002.par");
-  if (!par) GTEST_SKIP() << test::missing_shared_data(kFolder + "/Dump-0002.par");
+  const auto par = test::extra_data(kFolder + "/Dump-0002.par");
+  if (!par) GTEST_SKIP() << test::missing_extra_data(kFolder + "/Dump-0002.par");
   const ParHeader h = read_par(*par);
   const std::string rec = read_all(rec_path_for(*par));
   // Type 17, slice 1, NIfTI voxel (x 40, y 79 - row 40): PV from the REC by hand.
@@ -205,8 +205,8 @@ TEST(ParRecVolume, ScalingChoices) {
 }
 
 TEST(ParRecVolume, EditedGeometriesEqualDcm2niix) {
-  const auto first = test::shared_data(kFolder + "/Dump-0001.par");
-  if (!first) GTEST_SKIP() << test::missing_shared_data(kFolder + "/Dump-0001.par");
+  const auto first = test::extra_data(kFolder + "/Dump-0001.par");
+  if (!first) GTEST_SKIP() << test::missing_extra_data(kFolder + "/Dump-0001.par");
   if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const test::TempDir work;
   const auto set_column = [](int column, const std::string& value) {
@@ -301,8 +301,8 @@ TEST(ParRecVolume, EditedGeometriesEqualDcm2niix) {
 }
 
 TEST(ParRecVolume, HalfWrittenPairsAreIncomplete) {
-  const auto first = test::shared_data(kFolder + "/Dump-0003.par");
-  if (!first) GTEST_SKIP() << test::missing_shared_data(kFolder + "/Dump-0003.par");
+  const auto first = test::extra_data(kFolder + "/Dump-0003.par");
+  if (!first) GTEST_SKIP() << test::missing_extra_data(kFolder + "/Dump-0003.par");
   const test::TempDir work;
   const fs::path par = work / "Dump-0003.par", rec = work / "Dump-0003.rec";
   fs::copy_file(*first, par);

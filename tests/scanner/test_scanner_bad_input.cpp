@@ -1,6 +1,7 @@
 // ctest-label: e2e
 // Bad input for the scanner adapters (issue 18), each file through SeriesAssembler::add as `rtfmri scanner watch` sees
-// it, on copies of pyneal's real Siemens mosaics and GE slices (../shared/data/scanner) made wrong on purpose:
+// it, on copies of pyneal's real Siemens mosaics and GE slices (scanner/ of the extra data, RTF_EXTRA_DATA_DIR) made
+// wrong on purpose:
 // 1. another modality (byte patch, and gdcmanon's CT and OT) is skipped as not MR;
 // 2. a mosaic whose CSA NumberOfImagesInMosaic its tiles cannot hold (26, 37, 99999999) is skipped naming the count,
 //    one whose count is no count (0, -3, 2.5, 1e99, nan, x) is refused as a MOSAIC without one, and 1 is a single
@@ -207,8 +208,8 @@ bool mentions(const AddResult& r, const std::string& text) {
 class BadInput : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto first = test::shared_data(std::string(kSiemensFolder) + "/001_000013_000001.dcm");
-    if (!first) GTEST_SKIP() << test::missing_shared_data(kSiemensFolder);
+    const auto first = test::extra_data(std::string(kSiemensFolder) + "/001_000013_000001.dcm");
+    if (!first) GTEST_SKIP() << test::missing_extra_data(kSiemensFolder);
     for (int k = 1; k <= 3; ++k)
       mosaics_.push_back(first->parent_path() / ("001_000013_00000" + std::to_string(k) + ".dcm"));
   }
@@ -342,7 +343,7 @@ constexpr Codec kCodecs[] = {{"--jpeg", "1.2.840.10008.1.2.4.70"},
 
 TEST_F(BadInput, CompressedCopiesDecodeToTheSameVoxels) {
   if (!have_tool("gdcmconv")) GTEST_SKIP() << "gdcmconv is not installed (libgdcm-tools, scripts/setup.sh)";
-  const auto ge = test::shared_data(kGeSlice);
+  const auto ge = test::extra_data(kGeSlice);
   for (const Codec& codec : kCodecs) {
     SCOPED_TRACE(codec.option);
     const fs::path copy = work_ / (std::string(codec.option + 2) + ".dcm");
@@ -492,7 +493,7 @@ TEST_F(BadInput, GarbageNeverCrashesAndGetsItsDocumentedStatus) {
 // and a reason for every refusal.
 TEST_F(BadInput, MutatedRealFilesNeverCrash) {
   std::vector<fs::path> originals = mosaics_;
-  if (const auto ge = test::shared_data(kGeSlice)) originals.push_back(*ge);
+  if (const auto ge = test::extra_data(kGeSlice)) originals.push_back(*ge);
   std::mt19937 rng(test::test_seed());
   std::map<Status, int> statuses;
   for (int k = 0; k < 300; ++k) {

@@ -1,13 +1,13 @@
 // ctest-label: e2e
 // `rtfmri scanner watch` end to end in one process (scanner/watch/scanner_watch.hpp): files written into an export
 // folder while the watch runs, the real ingest server recording what it sends. pyneal's real Siemens mosaics and GE
-// slices (../shared/data/scanner), copied in pieces as a console writes them, beside a file that is not an image, are
-// recorded as two runs whose volumes equal dcm2niix's (run by the test) voxel for voxel, affine within 1e-4 mm; the
-// simulator's series (sim/dicom) come back as the NIfTI written, exactly, for each vendor layout, watched with inotify
-// and by polling; Philips PAR/REC
-// pairs, each half arriving separately, make the volumes par_rec_volume makes (dcm2niix's, test_par_rec_volume); a
-// watch restarted over a folder it had half sent loses and repeats nothing; a series started again becomes a second
-// run; a file of 8 GiB that is not DICOM costs the watch its first bytes, not its size (issue 35).
+// slices (scanner/ of the extra data, RTF_EXTRA_DATA_DIR), copied in pieces as a console writes them, beside a file
+// that is not an image, are recorded as two runs whose volumes equal dcm2niix's (run by the test) voxel for voxel,
+// affine within 1e-4 mm; the simulator's series (sim/dicom) come back as the NIfTI written, exactly, for each vendor
+// layout, watched with inotify and by polling; Philips PAR/REC pairs, each half arriving separately, make the volumes
+// par_rec_volume makes (dcm2niix's, test_par_rec_volume); a watch restarted over a folder it had half sent loses and
+// repeats nothing; a series started again becomes a second run; a file of 8 GiB that is not DICOM costs the watch its
+// first bytes, not its size (issue 35).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -93,9 +93,9 @@ Image recorded_run(test::IngestServer& server, const fs::path& server_dir, const
 TEST(ScannerWatch, SendsRealSiemensAndGeSeriesAsDcm2niixMakesThem) {
   const std::string ge_first = "scanner/pyneal_GE/funcData/s1925/i2862280.MRDC.1";
   const std::string siemens_first = "scanner/pyneal_Siemens/funcData/001_000013_000001.dcm";
-  const auto ge = test::shared_data(ge_first);
-  const auto siemens = test::shared_data(siemens_first);
-  if (!ge || !siemens) GTEST_SKIP() << test::missing_shared_data(ge_first);
+  const auto ge = test::extra_data(ge_first);
+  const auto siemens = test::extra_data(siemens_first);
+  if (!ge || !siemens) GTEST_SKIP() << test::missing_extra_data(ge_first);
   if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const test::TempDir tmp;
   const Image ge_theirs = test::dcm2niix_of(ge->parent_path(), tmp.path() / "ge");
@@ -143,8 +143,8 @@ TEST(ScannerWatch, SendsRealSiemensAndGeSeriesAsDcm2niixMakesThem) {
 // DICOM, the reason naming it, and the three volumes still arrive as one closed run.
 TEST(ScannerWatch, AHugeFileThatIsNotDicomIsSkippedAndTheVolumesStillArrive) {
   const std::string siemens_first = "scanner/pyneal_Siemens/funcData/001_000013_000001.dcm";
-  const auto siemens = test::shared_data(siemens_first);
-  if (!siemens) GTEST_SKIP() << test::missing_shared_data(siemens_first);
+  const auto siemens = test::extra_data(siemens_first);
+  if (!siemens) GTEST_SKIP() << test::missing_extra_data(siemens_first);
   const test::TempDir tmp;
   const fs::path exported = tmp.path() / "export";
   fs::create_directories(exported);
@@ -171,8 +171,8 @@ TEST(ScannerWatch, AHugeFileThatIsNotDicomIsSkippedAndTheVolumesStillArrive) {
 
 TEST(ScannerWatch, SendsPhilipsParRecPairsAsTheyArrive) {
   const std::string first = "scanner/pyneal_Philips/funcData/0001/Dump-0000.par";
-  const auto par = test::shared_data(first);
-  if (!par) GTEST_SKIP() << test::missing_shared_data(first);
+  const auto par = test::extra_data(first);
+  if (!par) GTEST_SKIP() << test::missing_extra_data(first);
   const test::TempDir tmp;
   const fs::path exported = tmp.path() / "export";
   fs::create_directories(exported);

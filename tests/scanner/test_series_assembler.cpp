@@ -1,10 +1,11 @@
 // ctest-label: e2e
-// The series assembler (scanner/assemble/series_assembler.hpp) on pyneal's real exports (../shared/data/scanner): GE's
-// 54 single-slice files fed in a shuffled order make exactly 3 volumes, each equal to dcm2niix's (run by the test);
-// Siemens mosaics arriving in reverse order keep their indices; both series interleaved in one folder make two runs;
-// a repeated file is a duplicate; a non-DICOM file, another series, another --format are skipped with a reason; a
-// truncated copy is incomplete (offered again later); a volume short of a slice waits and says so; a PAR/REC pair too
-// large for the memory left (a real PAR made 8192 x 8192, its REC sparse) is skipped with a reason naming the file.
+// The series assembler (scanner/assemble/series_assembler.hpp) on pyneal's real exports (scanner/ of the extra data,
+// RTF_EXTRA_DATA_DIR): GE's 54 single-slice files fed in a shuffled order make exactly 3 volumes, each equal to
+// dcm2niix's (run by the test); Siemens mosaics arriving in reverse order keep their indices; both series interleaved
+// in one folder make two runs; a repeated file is a duplicate; a non-DICOM file, another series, another --format are
+// skipped with a reason; a truncated copy is incomplete (offered again later); a volume short of a slice waits and says
+// so; a PAR/REC pair too large for the memory left (a real PAR made 8192 x 8192, its REC sparse) is skipped with a
+// reason naming the file.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,8 +42,8 @@ std::vector<fs::path> files_in(const fs::path& folder) {
 }
 
 TEST(SeriesAssembler, GeSlicesInAnyOrderMakeDcm2niixsVolumes) {
-  const auto first = test::shared_data(kGeFirst);
-  if (!first) GTEST_SKIP() << test::missing_shared_data(kGeFirst);
+  const auto first = test::extra_data(kGeFirst);
+  if (!first) GTEST_SKIP() << test::missing_extra_data(kGeFirst);
   if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const test::TempDir work;
   const Image theirs = test::dcm2niix_of(first->parent_path(), work.path());
@@ -73,8 +74,8 @@ TEST(SeriesAssembler, GeSlicesInAnyOrderMakeDcm2niixsVolumes) {
 }
 
 TEST(SeriesAssembler, MosaicsKeepTheirIndicesInAnyOrder) {
-  const auto first = test::shared_data(kSiemensFirst);
-  if (!first) GTEST_SKIP() << test::missing_shared_data(kSiemensFirst);
+  const auto first = test::extra_data(kSiemensFirst);
+  if (!first) GTEST_SKIP() << test::missing_extra_data(kSiemensFirst);
   if (!test::have_dcm2niix()) GTEST_SKIP() << "dcm2niix is not installed (scripts/setup.sh installs it)";
   const test::TempDir work;
   const Image theirs = test::dcm2niix_of(first->parent_path(), work.path());
@@ -97,9 +98,9 @@ TEST(SeriesAssembler, MosaicsKeepTheirIndicesInAnyOrder) {
 }
 
 TEST(SeriesAssembler, TwoSeriesInOneFolderMakeTwoRuns) {
-  const auto ge = test::shared_data(kGeFirst);
-  const auto siemens = test::shared_data(kSiemensFirst);
-  if (!ge || !siemens) GTEST_SKIP() << test::missing_shared_data(kGeFirst);
+  const auto ge = test::extra_data(kGeFirst);
+  const auto siemens = test::extra_data(kSiemensFirst);
+  if (!ge || !siemens) GTEST_SKIP() << test::missing_extra_data(kGeFirst);
   std::vector<fs::path> a = files_in(ge->parent_path()), b = files_in(siemens->parent_path());
   std::vector<fs::path> mixed;
   for (size_t k = 0; k < a.size(); ++k) {
@@ -120,9 +121,9 @@ TEST(SeriesAssembler, TwoSeriesInOneFolderMakeTwoRuns) {
 }
 
 TEST(SeriesAssembler, SkipsWhatItCannotUseAndSaysWhy) {
-  const auto ge = test::shared_data(kGeFirst);
-  const auto siemens = test::shared_data(kSiemensFirst);
-  if (!ge || !siemens) GTEST_SKIP() << test::missing_shared_data(kGeFirst);
+  const auto ge = test::extra_data(kGeFirst);
+  const auto siemens = test::extra_data(kSiemensFirst);
+  if (!ge || !siemens) GTEST_SKIP() << test::missing_extra_data(kGeFirst);
   const test::TempDir work;
   const fs::path text = work.path() / "notes.txt";
   std::ofstream(text) << "not an image\n";
@@ -163,8 +164,8 @@ TEST(SeriesAssembler, SkipsWhatItCannotUseAndSaysWhy) {
 // under an address-space ceiling 1 GiB above what the process uses: out of memory, and the reason names the file.
 TEST(SeriesAssembler, OutOfMemoryIsASkipNamingTheFile) {
   const std::string first = "scanner/pyneal_Philips/funcData/0001/Dump-0000.par";
-  const auto par = test::shared_data(first);
-  if (!par) GTEST_SKIP() << test::missing_shared_data(first);
+  const auto par = test::extra_data(first);
+  if (!par) GTEST_SKIP() << test::missing_extra_data(first);
   const test::TempDir work;
   const fs::path folder = work.path() / "0001";
   fs::create_directories(folder);
@@ -196,8 +197,8 @@ TEST(SeriesAssembler, OutOfMemoryIsASkipNamingTheFile) {
 }
 
 TEST(SeriesAssembler, AVolumeShortOfASliceWaitsAndSaysSo) {
-  const auto ge = test::shared_data(kGeFirst);
-  if (!ge) GTEST_SKIP() << test::missing_shared_data(kGeFirst);
+  const auto ge = test::extra_data(kGeFirst);
+  if (!ge) GTEST_SKIP() << test::missing_extra_data(kGeFirst);
   SeriesAssembler assembler;
   int used = 0;
   for (const auto& f : files_in(ge->parent_path())) {

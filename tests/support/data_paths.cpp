@@ -24,16 +24,17 @@ std::filesystem::path installed_data_dir() {
   return RTF_INSTALLED_DATA_DIR;
 }
 
-std::filesystem::path shared_data_dir() {
-  return std::filesystem::path(RTF_SHARED_DATA_DIR).lexically_normal();
+std::filesystem::path extra_data_dir() {
+  if (const char* env = std::getenv("RTF_EXTRA_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  return std::filesystem::path(RTF_EXTRA_DATA_DIR).lexically_normal();
 }
 
 std::optional<std::filesystem::path> installed_data(std::string_view relative) {
   return existing(installed_data_dir() / relative);
 }
 
-std::optional<std::filesystem::path> shared_data(std::string_view relative) {
-  return existing(shared_data_dir() / relative);
+std::optional<std::filesystem::path> extra_data(std::string_view relative) {
+  return existing(extra_data_dir() / relative);
 }
 
 std::string missing_installed_data(std::string_view relative) {
@@ -42,9 +43,9 @@ std::string missing_installed_data(std::string_view relative) {
          dir + ")";
 }
 
-std::string missing_shared_data(std::string_view relative) {
-  return "shared data '" + std::string(relative) + "' is absent from " + shared_data_dir().string() +
-         " (only developer and CI machines have ../shared/data)";
+std::string missing_extra_data(std::string_view relative) {
+  return "extra data '" + std::string(relative) + "' is absent from " + extra_data_dir().string() +
+         " (optional larger real data: set RTF_EXTRA_DATA_DIR to its folder, docs/data.md)";
 }
 
 }  // namespace rtf::test

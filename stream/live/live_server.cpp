@@ -1,6 +1,6 @@
-// The live server's wiring (stream/server/live_server.hpp): ingest and recorder, the receivers and their threads, the
+// The live server's wiring (stream/live/live_server.hpp): ingest and recorder, the receivers and their threads, the
 // device stage or an ingest-only drain, the stop signals, and the shutdown summary with its exit status.
-#include "stream/server/live_server.hpp"
+#include "stream/live/live_server.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
