@@ -24,6 +24,7 @@
 
 #include "bench/bench_stats.hpp"
 #include "bench/first_level_data.hpp"
+#include "bench/first_level_options.hpp"
 #include "core/design/design_matrix.hpp"
 #include "core/device/device.hpp"
 #include "core/device/launch.hpp"
@@ -100,54 +101,26 @@ nlohmann::json profile_parts(rtf::Device& device, const rtf::Image& bold, const 
 }
 
 int main(int argc, char** argv) {
-  std::string device_spec, inference = "voxel", permute_mode = "permute";
-  int permutations = 10000, order = 4, iterations = 3, batch = 16, runs = 3;
+  rtf::bench::FirstLevelBenchOptions o{.dims = {64, 64, 22}, .permutations = 10000};
+  std::string inference = "voxel";
+  int runs = 3;
   bool profile = false;
-  int64_t volumes = 80;
-  double ar_fwhm = 6.0, fwhm = 6.0;
-  std::vector<int64_t> dims_option{64, 64, 22};
   CLI::App app("rtfmri first-level permutation benchmark (AR(P) whitening, smoothing per permutation): JSON line");
-  app.add_option("--device", device_spec, "OpenCL device spec (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
-  app.add_option("--dims", dims_option, "Grid size x,y,z (3 mm voxels)")
-      ->expected(3)
-      ->delimiter(',')
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--volumes", volumes, "Volumes (TR 2 s)")
-      ->check(CLI::Range(int64_t{8}, int64_t{100000}))
-      ->capture_default_str();
-  app.add_option("--permutations", permutations, "Rearrangements, the observed one included")
-      ->check(CLI::Range(2, 100000000))
-      ->capture_default_str();
-  app.add_option("--order", order, "AR order P")->check(CLI::Range(1, 32))->capture_default_str();
-  app.add_option("--ar-iterations", iterations, "Cochrane-Orcutt fits")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
-  app.add_option("--ar-fwhm", ar_fwhm, "Smoothing of the AR maps, mm (0: none)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--fwhm", fwhm, "Smoothing of the data and of every surrogate, mm (0: none)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  rtf::bench::add_first_level_options(app, o, 32);
   app.add_option("--inference", inference, "voxel (max t), cluster (extent and mass at t 3.1) or tfce")
       ->check(CLI::IsMember({"voxel", "cluster", "tfce"}))
       ->capture_default_str();
-  app.add_option("--batch", batch, "Surrogates per launch")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--runs", runs, "Timed runs")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--profile", profile,
                "Also time the parts per surrogate: the AR fits, the smoothing, the null preparation, the fixed cost");
-  app.add_option("--permute-mode", permute_mode, "Permute the whitened residuals' time points, or flip their signs")
-      ->check(CLI::IsMember({"permute", "signflip"}))
-      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   try {
-    auto device = rtf::Device::open(device_spec);
+    auto device = rtf::Device::open(o.device_spec);
     fmt::print(stderr, "bench_glm_permutation: device {}\n", device->info().label());
 
     // The grid and the ellipsoidal mask.
-    const rtf::bench::FirstLevelGrid first_grid =
-        rtf::bench::first_level_grid({dims_option[0], dims_option[1], dims_option[2]}, volumes);
+    const rtf::bench::FirstLevelGrid first_grid = rtf::bench::first_level_grid(o.grid(), o.volumes);
     const rtf::ImageHeader& h = first_grid.header;
     const size_t grid = static_cast<size_t>(h.voxels_per_volume());
     const std::vector<uint8_t>& mask = first_grid.mask;
@@ -158,7 +131,7 @@ int main(int argc, char** argv) {
     std::mt19937 rng(1);
     std::normal_distribution<double> normal(0.0, innovation_sd());
     constexpr int kBurnIn = 100;
-    std::vector<double> e(static_cast<size_t>(kBurnIn + volumes));
+    std::vector<double> e(static_cast<size_t>(kBurnIn + o.volumes));
     for (size_t v = 0; v < grid; ++v) {
       if (!mask[v]) continue;
       for (size_t t = 0; t < e.size(); ++t) {
@@ -166,27 +139,22 @@ int main(int argc, char** argv) {
         for (size_t k = 1; k <= kRho.size() && k <= t; ++k) x += kRho[k - 1] * e[t - k];
         e[t] = x;
       }
-      for (int64_t t = 0; t < volumes; ++t) {
+      for (int64_t t = 0; t < o.volumes; ++t) {
         bold.data()[static_cast<size_t>(t) * grid + v] =
             kBaseline + static_cast<float>(e[static_cast<size_t>(kBurnIn + t)]);
       }
     }
 
     // The design: 20 s on / 20 s off blocks of "task", cosine drift (128 s), the constant; contrast task.
-    const rtf::bench::FirstLevelDesign first_design = rtf::bench::first_level_design(volumes);
+    const rtf::bench::FirstLevelDesign first_design = rtf::bench::first_level_design(o.volumes);
     const rtf::DesignMatrix& design = first_design.design;
     const std::vector<rtf::GlmContrast>& contrasts = first_design.contrasts;
 
-    rtf::FirstLevelPermutationOptions options;
-    options.ar = {.order = order, .iterations = iterations, .ar_fwhm_mm = ar_fwhm};
-    options.fwhm_mm = fwhm;
-    options.kind = permute_mode == "signflip" ? rtf::PermutationKind::kSignFlip : rtf::PermutationKind::kPermute;
-    options.permutations = permutations;
+    rtf::FirstLevelPermutationOptions options = o.permutation_options();
     options.seed = 1;
     options.cluster_extent = options.cluster_mass = inference == "cluster";
     options.cluster_threshold = 3.1;
     options.tfce = inference == "tfce";
-    options.max_batch = batch;
 
     std::vector<double> seconds;
     rtf::FirstLevelPermutationResult r;
@@ -200,7 +168,7 @@ int main(int argc, char** argv) {
     // The null distributions: one value per rearrangement (all of them unless enumerated exhaustively), finite.
     const auto count = static_cast<size_t>(r.count);
     bool ok = r.contrasts.size() == 1 && r.count >= 2 &&
-              (r.count == permutations || (r.exhaustive && r.count < permutations));
+              (r.count == o.permutations || (r.exhaustive && r.count < o.permutations));
     if (ok) {
       const rtf::FirstLevelContrastResult& c = r.contrasts[0];
       ok = c.max_null.size() == count && all_finite(c.max_null) && c.observed.size() == mask_voxels;
@@ -217,27 +185,21 @@ int main(int argc, char** argv) {
         {"bench", "glm_permutation"},
         {"device", device->info().device_name},
         {"device_label", device->info().label()},
-        {"dims", dims_option},
-        {"volumes", volumes},
         {"mask_voxels", mask_voxels},
         {"permutations", r.count},
         {"exhaustive", r.exhaustive},
-        {"permute_mode", permute_mode},
-        {"order", order},
-        {"iterations", iterations},
-        {"ar_fwhm", ar_fwhm},
-        {"fwhm", fwhm},
         {"inference", inference},
-        {"batch", batch},
+        {"batch", o.batch},
         {"runs", timing.runs},
         {"median_s", timing.median},
         {"p95_s", timing.p95},
         {"per_permutation_ms", 1e3 * timing.median / static_cast<double>(std::max(r.count, 1))},
-        {"bytes_per_permutation", static_cast<double>(volumes) * static_cast<double>(mask_voxels) * 4.0},
+        {"bytes_per_permutation", static_cast<double>(o.volumes) * static_cast<double>(mask_voxels) * 4.0},
         {"largest_null_t", r.contrasts.empty() || r.contrasts[0].max_null.empty()
                                ? 0.0f
                                : *std::max_element(r.contrasts[0].max_null.begin(), r.contrasts[0].max_null.end())},
         {"null_ok", ok}};
+    line.update(o.json());
     if (profile) line["parts_ms"] = parts;
     rtf::bench::print_line(line);
     if (!ok) {

@@ -49,6 +49,7 @@
 
 #include "bench/bench_stats.hpp"
 #include "bench/first_level_data.hpp"
+#include "bench/first_level_options.hpp"
 #include "core/design/design_matrix.hpp"
 #include "core/device/device.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
@@ -236,88 +237,57 @@ double smallest_p(const std::vector<double>& one_minus_p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string device_spec, permute_mode = "permute";
-  int datasets = 1000, permutations = 1000, order = 4, iterations = 3, batch = 16;
+  rtf::bench::FirstLevelBenchOptions o{.dims = {32, 32, 16}, .permutations = 1000};
+  int datasets = 1000;
   uint64_t seed = 1;
-  int64_t volumes = 80;
-  double ar_fwhm = 6.0, fwhm = 6.0, noise_fwhm = 6.0, cluster = 3.1;
+  double noise_fwhm = 6.0, cluster = 3.1;
   bool with_tfce = false;
-  std::vector<int64_t> dims_option{32, 32, 16};
   CLI::App app("rtfmri FWE rate of the first-level permutation test (AR(P) GLM) on null data sets: JSON line");
-  app.add_option("--device", device_spec, "OpenCL device spec (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
+  rtf::bench::add_first_level_options(app, o, 4);
+  app.get_option("--permutations")->description("Rearrangements per data set, the observed one included");
+  app.get_option("--order")->description("AR order P of the analysis");
   app.add_option("--datasets", datasets, "Null data sets (data set d uses seed + d)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--seed", seed, "Seed of data set 0")->capture_default_str();
-  app.add_option("--dims", dims_option, "Grid size x,y,z (3 mm voxels)")
-      ->expected(3)
-      ->delimiter(',')
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--volumes", volumes, "Volumes (TR 2 s)")
-      ->check(CLI::Range(int64_t{8}, int64_t{100000}))
-      ->capture_default_str();
   app.add_option("--noise-fwhm", noise_fwhm, "Spatial smoothness of the noise's innovations, mm (0: white)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--permutations", permutations, "Rearrangements per data set, the observed one included")
-      ->check(CLI::Range(2, 100000000))
-      ->capture_default_str();
-  app.add_option("--order", order, "AR order P of the analysis")->check(CLI::Range(1, 4))->capture_default_str();
-  app.add_option("--ar-iterations", iterations, "Cochrane-Orcutt fits")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
-  app.add_option("--ar-fwhm", ar_fwhm, "Smoothing of the AR maps, mm (0: none)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--fwhm", fwhm, "Smoothing of the data and of every surrogate, mm (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--cluster", cluster, "Cluster-forming threshold (t), 26-connected")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("--tfce", with_tfce, "Also TFCE (E 0.5, H 2)");
-  app.add_option("--permute-mode", permute_mode, "Permute the whitened residuals' time points, or flip their signs")
-      ->check(CLI::IsMember({"permute", "signflip"}))
-      ->capture_default_str();
-  app.add_option("--batch", batch, "Surrogates per launch")->check(CLI::Range(1, 4096))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   try {
     const auto start = Clock::now();
-    auto device = rtf::Device::open(device_spec);
+    auto device = rtf::Device::open(o.device_spec);
     fmt::print(stderr, "bench_glm_permutation_fwe: device {}\n", device->info().label());
 
     // The grid and the ellipsoidal mask (as bench_glm_permutation.cpp).
-    const rtf::bench::FirstLevelGrid first_grid =
-        rtf::bench::first_level_grid({dims_option[0], dims_option[1], dims_option[2]}, volumes);
+    const rtf::bench::FirstLevelGrid first_grid = rtf::bench::first_level_grid(o.grid(), o.volumes);
     const rtf::ImageHeader& h = first_grid.header;
     const std::vector<uint8_t>& mask = first_grid.mask;
     const size_t mask_voxels = first_grid.mask_voxels;
 
     // The design: 20 s on / 20 s off blocks of "task", cosine drift (128 s), the constant; contrast task.
-    const rtf::bench::FirstLevelDesign first_design = rtf::bench::first_level_design(volumes);
+    const rtf::bench::FirstLevelDesign first_design = rtf::bench::first_level_design(o.volumes);
     const rtf::DesignMatrix& design = first_design.design;
     const std::vector<rtf::GlmContrast>& contrasts = first_design.contrasts;
 
-    rtf::FirstLevelPermutationOptions options;
-    options.ar = {.order = order, .iterations = iterations, .ar_fwhm_mm = ar_fwhm};
-    options.fwhm_mm = fwhm;
-    options.kind = permute_mode == "signflip" ? rtf::PermutationKind::kSignFlip : rtf::PermutationKind::kPermute;
-    options.permutations = permutations;
+    rtf::FirstLevelPermutationOptions options = o.permutation_options();
     options.cluster_extent = options.cluster_mass = true;
     options.cluster_threshold = cluster;
     options.tfce = with_tfce;
-    options.max_batch = batch;
 
     // The parametric thresholds: one-sided, the AR model's degrees of freedom.
-    const double dof = rtf::make_ar_glm_model(design.x, contrasts, order).dof;
+    const double dof = rtf::make_ar_glm_model(design.x, contrasts, o.order).dof;
     const double t_bonferroni = t_upper_quantile(kAlpha / static_cast<double>(mask_voxels), dof);
     const double t_uncorrected = t_upper_quantile(kAlpha, dof);
     fmt::print(stderr,
                "bench_glm_permutation_fwe: {} mask voxels, {} volumes, dof {}, Bonferroni t {:.4f}, uncorrected t "
                "{:.4f}\n",
-               mask_voxels, volumes, dof, t_bonferroni, t_uncorrected);
+               mask_voxels, o.volumes, dof, t_bonferroni, t_uncorrected);
 
     NullSeries source(*device, h, mask, noise_fwhm);
     const int inferences = with_tfce ? kInferences : kInferences - 1;
@@ -415,48 +385,42 @@ int main(int argc, char** argv) {
     }
     const auto parametric_ci = rtf::bench::wilson(parametric_detections, done);
     const double parametric_rate = static_cast<double>(parametric_detections) / k;
-    const nlohmann::json line = {{"bench", "glm_permutation_fwe"},
-                                 {"device", device->info().device_name},
-                                 {"device_label", device->info().label()},
-                                 {"dims", dims_option},
-                                 {"voxel_mm", kVoxelMm},
-                                 {"volumes", volumes},
-                                 {"tr_s", kTr},
-                                 {"mask_voxels", mask_voxels},
-                                 {"datasets", done},
-                                 {"seed", seed},
-                                 {"permutations", rearrangements},
-                                 {"exhaustive", exhaustive},
-                                 {"permute_mode", permute_mode},
-                                 {"order", order},
-                                 {"iterations", iterations},
-                                 {"ar_fwhm", ar_fwhm},
-                                 {"fwhm", fwhm},
-                                 {"noise_fwhm", noise_fwhm},
-                                 {"noise_rho", kRho},
-                                 {"noise_sd", kNoiseSd},
-                                 {"mean_measured_noise_sd", sum_noise_sd / k},
-                                 {"cluster_threshold", cluster},
-                                 {"alpha", kAlpha},
-                                 {"inference", per_inference},
-                                 {"all_within_bounds", all_within},
-                                 {"dof", dof},
-                                 {"parametric",
-                                  {{"t_bonferroni", t_bonferroni},
-                                   {"detections", parametric_detections},
-                                   {"rate", parametric_rate},
-                                   {"wilson95_low", parametric_ci[0]},
-                                   {"wilson95_high", parametric_ci[1]},
-                                   {"t_uncorrected", t_uncorrected},
-                                   {"uncorrected_voxel_rate", static_cast<double>(voxels_above_uncorrected) /
-                                                                  (k * static_cast<double>(mask_voxels))}}},
-                                 {"mean_observed_max_t", sum_observed_max / k},
-                                 {"mean_permutation_t_threshold", sum_null_q95 / k},
-                                 {"observed_with_cluster", static_cast<double>(with_cluster) / k},
-                                 {"mean_observed_clusters", sum_clusters / k},
-                                 {"seconds", seconds_since(start)},
-                                 {"seconds_data", seconds_data},
-                                 {"seconds_tests", seconds_test}};
+    nlohmann::json line = {{"bench", "glm_permutation_fwe"},
+                           {"device", device->info().device_name},
+                           {"device_label", device->info().label()},
+                           {"voxel_mm", kVoxelMm},
+                           {"tr_s", kTr},
+                           {"mask_voxels", mask_voxels},
+                           {"datasets", done},
+                           {"seed", seed},
+                           {"permutations", rearrangements},
+                           {"exhaustive", exhaustive},
+                           {"noise_fwhm", noise_fwhm},
+                           {"noise_rho", kRho},
+                           {"noise_sd", kNoiseSd},
+                           {"mean_measured_noise_sd", sum_noise_sd / k},
+                           {"cluster_threshold", cluster},
+                           {"alpha", kAlpha},
+                           {"inference", per_inference},
+                           {"all_within_bounds", all_within},
+                           {"dof", dof},
+                           {"parametric",
+                            {{"t_bonferroni", t_bonferroni},
+                             {"detections", parametric_detections},
+                             {"rate", parametric_rate},
+                             {"wilson95_low", parametric_ci[0]},
+                             {"wilson95_high", parametric_ci[1]},
+                             {"t_uncorrected", t_uncorrected},
+                             {"uncorrected_voxel_rate",
+                              static_cast<double>(voxels_above_uncorrected) / (k * static_cast<double>(mask_voxels))}}},
+                           {"mean_observed_max_t", sum_observed_max / k},
+                           {"mean_permutation_t_threshold", sum_null_q95 / k},
+                           {"observed_with_cluster", static_cast<double>(with_cluster) / k},
+                           {"mean_observed_clusters", sum_clusters / k},
+                           {"seconds", seconds_since(start)},
+                           {"seconds_data", seconds_data},
+                           {"seconds_tests", seconds_test}};
+    line.update(o.json());
     rtf::bench::print_line(line);
     fmt::print(stderr, "bench_glm_permutation_fwe: {}; parametric (Bonferroni) FWE rate {:.4f} ({:.4f} .. {:.4f})\n",
                all_within ? "every permutation FWE rate lies within 5% +- 1.5%"

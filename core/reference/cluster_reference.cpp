@@ -2,9 +2,10 @@
 #include "core/reference/cluster_reference.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <deque>
 #include <stdexcept>
+
+#include "core/reference/mask_graph_reference.hpp"
 
 namespace rtf::reference {
 
@@ -18,24 +19,11 @@ struct Labelling {
 
 Labelling label_clusters(std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask, int connectivity,
                          const float* map, float threshold) {
-  if (connectivity != 6 && connectivity != 18 && connectivity != 26) {
-    throw std::invalid_argument("cluster reference: connectivity must be 6, 18 or 26");
-  }
-  const auto [nx, ny, nz] = dims;
-  if (mask.size() != static_cast<size_t>(nx * ny * nz)) throw std::invalid_argument("cluster reference: mask size");
-  const int reach = connectivity == 6 ? 1 : connectivity == 18 ? 2 : 3;  // largest |dx| + |dy| + |dz|
-  std::vector<int64_t> masked(mask.size(), -1);                          // full grid -> mask index
-  std::vector<int64_t> full;                                             // mask index -> full grid
-  for (size_t i = 0; i < mask.size(); ++i) {
-    if (mask[i] != 0) {
-      masked[i] = static_cast<int64_t>(full.size());
-      full.push_back(static_cast<int64_t>(i));
-    }
-  }
+  const MaskGraph graph(dims, mask, connectivity, "cluster reference");
   const auto above = [&](int64_t v) { return map[v] > threshold; };
   Labelling out;
-  out.cluster.assign(full.size(), -1);
-  for (size_t seed = 0; seed < full.size(); ++seed) {
+  out.cluster.assign(graph.voxels(), -1);
+  for (size_t seed = 0; seed < graph.voxels(); ++seed) {
     if (!above(static_cast<int64_t>(seed)) || out.cluster[seed] >= 0) continue;
     const auto id = static_cast<int64_t>(out.extent.size());
     out.extent.push_back(0);
@@ -47,22 +35,11 @@ Labelling label_clusters(std::array<int64_t, 3> dims, const std::vector<uint8_t>
       queue.pop_front();
       out.extent.back() += 1;
       out.mass.back() += static_cast<double>(map[v]) - static_cast<double>(threshold);
-      const int64_t i = full[static_cast<size_t>(v)];
-      const int64_t x = i % nx, y = (i / nx) % ny, z = i / (nx * ny);
-      for (int dz = -1; dz <= 1; ++dz) {
-        for (int dy = -1; dy <= 1; ++dy) {
-          for (int dx = -1; dx <= 1; ++dx) {
-            const int steps = std::abs(dx) + std::abs(dy) + std::abs(dz);
-            if (steps == 0 || steps > reach) continue;
-            const int64_t a = x + dx, b = y + dy, c = z + dz;
-            if (a < 0 || b < 0 || c < 0 || a >= nx || b >= ny || c >= nz) continue;
-            const int64_t n = masked[static_cast<size_t>(a + nx * (b + ny * c))];
-            if (n < 0 || !above(n) || out.cluster[static_cast<size_t>(n)] >= 0) continue;
-            out.cluster[static_cast<size_t>(n)] = id;
-            queue.push_back(n);
-          }
-        }
-      }
+      graph.for_each_neighbour(v, [&](int64_t n) {
+        if (!above(n) || out.cluster[static_cast<size_t>(n)] >= 0) return;
+        out.cluster[static_cast<size_t>(n)] = id;
+        queue.push_back(n);
+      });
     }
   }
   return out;

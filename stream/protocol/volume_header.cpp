@@ -14,10 +14,13 @@
 #include <vector>
 
 #include "stream/protocol/checksum.hpp"
+#include "stream/protocol/json_fields.hpp"
 #include "stream/protocol_version.hpp"
 
 namespace rtf::stream {
 
+using detail::field_error;  // read_finite, read_numbers below; the rest of the parsing lives in detail
+using detail::show;
 using nlohmann::json;
 
 namespace {
@@ -47,37 +50,6 @@ constexpr std::array<DataType, 6> kWireTypes{DataType::kUint8, DataType::kInt16,
 
 bool carried(DataType type) {
   return std::find(kWireTypes.begin(), kWireTypes.end(), type) != kWireTypes.end();
-}
-
-// Thrown from the parser callback to stop parsing early; never leaves this file.
-struct StopParse {
-  std::string reason;
-};
-
-ProtocolError field_error(ErrorCode code, std::string_view name, const std::string& problem) {
-  return {code, fmt::format("field '{}': {}", name, problem)};
-}
-
-// Short description of an untrusted value for error messages.
-std::string show(const json& value) {
-  if (value.is_structured()) return value.is_array() ? fmt::format("an array of {}", value.size()) : "an object";
-  return detail::sanitize(detail::dump(value), 60);
-}
-
-const json* find(const json& obj, std::string_view name) {
-  const auto it = obj.find(name);
-  return it == obj.end() ? nullptr : &*it;
-}
-
-// The value as int64 if it is a JSON integer that fits.
-std::optional<int64_t> as_int(const json& value) {
-  if (!value.is_number_integer()) return std::nullopt;
-  if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-  return value.get<int64_t>();
-}
-
-ProtocolError missing(std::string_view name) {
-  return field_error(ErrorCode::kMissingField, name, "required");
 }
 
 ProtocolError read_finite(const json& value, std::string_view name, double& out) {

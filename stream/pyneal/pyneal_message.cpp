@@ -13,10 +13,17 @@
 #include <utility>
 
 #include "stream/protocol/checksum.hpp"
+#include "stream/protocol/json_fields.hpp"
 #include "stream/protocol_version.hpp"
 
 namespace rtf::stream::pyneal {
 
+using detail::as_int;
+using detail::field_error;
+using detail::find;
+using detail::missing;
+using detail::show;
+using detail::StopParse;
 using nlohmann::json;
 
 namespace {
@@ -38,31 +45,6 @@ constexpr std::array<DtypeName, 6> kDtypes{{
 }};
 
 constexpr std::string_view kDtypeList = "uint8, int16, uint16, int32, float32, float64 (or '<u1', '<i2', '>f8', ...)";
-
-// Thrown from the affine parser's callback to stop early; never leaves this file.
-struct StopParse {
-  std::string reason;
-};
-
-ProtocolError field_error(ErrorCode code, std::string_view name, const std::string& problem) {
-  return {code, fmt::format("field '{}': {}", name, problem)};
-}
-
-std::string show(const json& value) {
-  if (value.is_structured()) return value.is_array() ? fmt::format("an array of {}", value.size()) : "an object";
-  return detail::sanitize(detail::dump(value), 60);
-}
-
-const json* find(const json& obj, std::string_view name) {
-  const auto it = obj.find(name);
-  return it == obj.end() ? nullptr : &*it;
-}
-
-std::optional<int64_t> as_int(const json& value) {
-  if (!value.is_number_integer()) return std::nullopt;
-  if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-  return value.get<int64_t>();
-}
 
 std::string_view trim(std::string_view s) {
   const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
@@ -188,7 +170,7 @@ ProtocolError read_header(const json& obj, const ProtocolLimits& limits, PynealH
   h.dtype = *dtype;
 
   const json* shape = find(obj, "shape");
-  if (shape == nullptr) return field_error(ErrorCode::kMissingField, "shape", "required");
+  if (shape == nullptr) return missing("shape");
   if (!shape->is_array() || shape->size() != 3) {
     return field_error(ErrorCode::kInvalidField, "shape",
                        "must be a list of 3 integers (a 3D volume, x, y, z), got " + show(*shape));
@@ -212,7 +194,7 @@ ProtocolError read_header(const json& obj, const ProtocolLimits& limits, PynealH
   }
 
   const json* affine = find(obj, "affine");
-  if (affine == nullptr) return field_error(ErrorCode::kMissingField, "affine", "required");
+  if (affine == nullptr) return missing("affine");
   e = read_affine(*affine, h.affine);
   if (!e.ok()) return e;
 

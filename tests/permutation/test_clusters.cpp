@@ -22,58 +22,21 @@
 #include "core/permutation/clusters.hpp"
 #include "core/permutation/tfce.hpp"
 #include "core/reference/cluster_reference.hpp"
+#include "tests/permutation/grid_arguments.hpp"
+#include "tests/support/random_maps.hpp"
 #include "tests/support/test_device.hpp"
 #include "tests/support/test_seed.hpp"
 
 namespace rtf {
 namespace {
 
+using test::ellipsoid_mask;
+using test::grid_size;
+using test::random_mask;
+using test::smooth_maps;
 using test::test_seed;
 
-using Dims = std::array<int64_t, 3>;
-
-size_t grid_size(const Dims& d) {
-  return static_cast<size_t>(d[0] * d[1] * d[2]);
-}
-
-std::vector<uint8_t> random_mask(const Dims& dims, std::mt19937& rng, double inside) {
-  std::bernoulli_distribution in(inside);
-  std::vector<uint8_t> mask(grid_size(dims));
-  for (auto& m : mask) m = in(rng) ? 1 : 0;
-  mask[grid_size(dims) / 2] = 1;  // never empty
-  return mask;
-}
-
-// `count` maps of the masked voxels: white noise averaged over 3x3x3 neighbourhoods (clipped at the grid's edges),
-// scaled to unit variance, so that clusters of many shapes and sizes form.
-std::vector<float> smooth_maps(const Dims& dims, const std::vector<uint8_t>& mask, int count, std::mt19937& rng) {
-  const auto [nx, ny, nz] = dims;
-  std::normal_distribution<float> noise(0.0f, 1.0f);
-  std::vector<float> out;
-  std::vector<float> white(grid_size(dims));
-  for (int b = 0; b < count; ++b) {
-    for (auto& w : white) w = noise(rng);
-    for (int64_t z = 0; z < nz; ++z) {
-      for (int64_t y = 0; y < ny; ++y) {
-        for (int64_t x = 0; x < nx; ++x) {
-          if (mask[static_cast<size_t>(x + nx * (y + ny * z))] == 0) continue;
-          double sum = 0.0;
-          int n = 0;
-          for (int64_t c = std::max<int64_t>(z - 1, 0); c <= std::min(z + 1, nz - 1); ++c) {
-            for (int64_t b2 = std::max<int64_t>(y - 1, 0); b2 <= std::min(y + 1, ny - 1); ++b2) {
-              for (int64_t a = std::max<int64_t>(x - 1, 0); a <= std::min(x + 1, nx - 1); ++a) {
-                sum += white[static_cast<size_t>(a + nx * (b2 + ny * c))];
-                ++n;
-              }
-            }
-          }
-          out.push_back(static_cast<float>(sum / std::sqrt(static_cast<double>(n))));
-        }
-      }
-    }
-  }
-  return out;
-}
+using Dims = test::GridDims;
 
 void expect_mass_near(double device, double reference, int64_t extent, const std::string& what) {
   const double allowance = 1e-4 * std::abs(reference) + std::ldexp(1.0, -24) * static_cast<double>(extent);
@@ -235,16 +198,9 @@ TEST(ClusterStatistics, AMaskOfOneVoxel) {
 
 TEST(ClusterStatistics, BadArgumentsThrow) {
   Device& device = test::test_device();
+  test::expect_bad_grid_arguments_throw<ClusterStatistics>(device);
   const Dims dims{4, 3, 2};
   const std::vector<uint8_t> mask(24, 1);
-  for (const int connectivity : {0, 4, 8, 27}) {
-    EXPECT_THROW((ClusterStatistics{device, dims, mask, connectivity, 1}), std::invalid_argument) << connectivity;
-  }
-  EXPECT_THROW((ClusterStatistics{device, {4, 0, 2}, {}, 26, 1}), std::invalid_argument);
-  EXPECT_THROW((ClusterStatistics{device, {-4, 3, 2}, mask, 26, 1}), std::invalid_argument);
-  EXPECT_THROW((ClusterStatistics{device, dims, std::vector<uint8_t>(23, 1), 26, 1}), std::invalid_argument);
-  EXPECT_THROW((ClusterStatistics{device, dims, std::vector<uint8_t>(24, 0), 26, 1}), std::invalid_argument);
-  EXPECT_THROW((ClusterStatistics{device, dims, mask, 26, 0}), std::invalid_argument);
   // A table of TFCE's kind (every neighbour, voxel-major), or an empty one.
   EXPECT_THROW((ClusterStatistics{device, TfceStatistics::neighbours(dims, mask, 26), 1}), std::invalid_argument);
   EXPECT_THROW((ClusterStatistics{device, MaskNeighbours{}, 1}), std::invalid_argument);
@@ -268,15 +224,7 @@ TEST(ClusterStatistics, ABatchOf64MapsOf40x48x40) {
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   const Dims dims{40, 48, 40};
-  std::vector<uint8_t> mask(grid_size(dims));
-  for (int64_t z = 0; z < 40; ++z) {
-    for (int64_t y = 0; y < 48; ++y) {
-      for (int64_t x = 0; x < 40; ++x) {
-        const double u = (x - 19.5) / 19.0, v = (y - 23.5) / 23.0, w = (z - 19.5) / 19.0;
-        mask[static_cast<size_t>(x + 40 * (y + 48 * z))] = u * u + v * v + w * w <= 1.0 ? 1 : 0;
-      }
-    }
-  }
+  const std::vector<uint8_t> mask = ellipsoid_mask(dims);
   const int count = 64;
   const std::vector<float> maps = smooth_maps(dims, mask, count, rng);
   ClusterStatistics clusters(test::test_device(), dims, mask, 26, count);

@@ -20,75 +20,24 @@
 
 #include "core/permutation/tfce.hpp"
 #include "core/reference/tfce_reference.hpp"
+#include "tests/permutation/grid_arguments.hpp"
+#include "tests/support/random_maps.hpp"
 #include "tests/support/test_device.hpp"
 #include "tests/support/test_seed.hpp"
 
 namespace rtf {
 namespace {
 
+using test::ellipsoid_mask;
+using test::random_mask;
+using test::smooth_maps;
 using test::test_seed;
 
-using Dims = std::array<int64_t, 3>;
+using Dims = test::GridDims;
 constexpr double kTolerance = 1e-4;  // of the map's largest TFCE
 
-size_t grid_size(const Dims& d) {
-  return static_cast<size_t>(d[0] * d[1] * d[2]);
-}
-
-std::vector<uint8_t> random_mask(const Dims& dims, std::mt19937& rng, double inside) {
-  std::bernoulli_distribution in(inside);
-  std::vector<uint8_t> mask(grid_size(dims));
-  for (auto& m : mask) m = in(rng) ? 1 : 0;
-  mask[grid_size(dims) / 2] = 1;  // never empty
-  return mask;
-}
-
-std::vector<uint8_t> ellipsoid_mask(const Dims& dims) {
-  const auto [nx, ny, nz] = dims;
-  std::vector<uint8_t> mask(grid_size(dims));
-  for (int64_t z = 0; z < nz; ++z) {
-    for (int64_t y = 0; y < ny; ++y) {
-      for (int64_t x = 0; x < nx; ++x) {
-        const double u = (x - (nx - 1) / 2.0) / ((nx - 2) / 2.0), v = (y - (ny - 1) / 2.0) / ((ny - 2) / 2.0),
-                     w = (z - (nz - 1) / 2.0) / ((nz - 2) / 2.0);
-        mask[static_cast<size_t>(x + nx * (y + ny * z))] = u * u + v * v + w * w <= 1.0 ? 1 : 0;
-      }
-    }
-  }
-  return mask;
-}
-
-// `count` maps of the masked voxels: white noise averaged over 3x3x3 neighbourhoods (clipped at the grid's edges),
-// scaled to standard deviation `scale`, so that clusters of many shapes and sizes form and merge across thresholds.
-std::vector<float> smooth_maps(const Dims& dims, const std::vector<uint8_t>& mask, int count, std::mt19937& rng,
-                               double scale = 2.0) {
-  const auto [nx, ny, nz] = dims;
-  std::normal_distribution<float> noise(0.0f, 1.0f);
-  std::vector<float> out;
-  std::vector<float> white(grid_size(dims));
-  for (int b = 0; b < count; ++b) {
-    for (auto& w : white) w = noise(rng);
-    for (int64_t z = 0; z < nz; ++z) {
-      for (int64_t y = 0; y < ny; ++y) {
-        for (int64_t x = 0; x < nx; ++x) {
-          if (mask[static_cast<size_t>(x + nx * (y + ny * z))] == 0) continue;
-          double sum = 0.0;
-          int n = 0;
-          for (int64_t c = std::max<int64_t>(z - 1, 0); c <= std::min(z + 1, nz - 1); ++c) {
-            for (int64_t b2 = std::max<int64_t>(y - 1, 0); b2 <= std::min(y + 1, ny - 1); ++b2) {
-              for (int64_t a = std::max<int64_t>(x - 1, 0); a <= std::min(x + 1, nx - 1); ++a) {
-                sum += white[static_cast<size_t>(a + nx * (b2 + ny * c))];
-                ++n;
-              }
-            }
-          }
-          out.push_back(static_cast<float>(scale * sum / std::sqrt(static_cast<double>(n))));
-        }
-      }
-    }
-  }
-  return out;
-}
+// The random maps' standard deviation: clusters of many shapes and sizes form and merge across thresholds.
+constexpr double kMapSd = 2.0;
 
 std::vector<float> map_of(const std::vector<float>& maps, size_t voxels, int b) {
   const auto first = maps.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(b) * voxels);
@@ -132,7 +81,7 @@ TEST(TfceStatistics, RandomMapsMatchTheReference) {
       for (const auto& [E, H] : {std::pair{0.5, 2.0}, std::pair{1.0, 1.5}}) {
         TfceStatistics tfce(test::test_device(), dims, mask, connectivity, 3, E, H);
         const int count = 7;  // three launch sequences: 3 + 3 + 1
-        const std::vector<float> maps = smooth_maps(dims, mask, count, rng);
+        const std::vector<float> maps = smooth_maps(dims, mask, count, rng, kMapSd);
         const size_t voxels = tfce.voxels();
         const float first_max = *std::max_element(maps.begin(), maps.begin() + static_cast<std::ptrdiff_t>(voxels));
         // As randomise -T: the first (observed) map's maximum / 100; and finer steps, past the 256 local levels.
@@ -161,7 +110,7 @@ TEST(TfceStatistics, RepeatableAndTheSameFromTheDevice) {
   std::mt19937 rng(11);
   const std::vector<uint8_t> mask = random_mask(dims, rng, 0.9);
   TfceStatistics tfce(test::test_device(), dims, mask, 26, 4);
-  const std::vector<float> maps = smooth_maps(dims, mask, 4, rng);
+  const std::vector<float> maps = smooth_maps(dims, mask, 4, rng, kMapSd);
   const std::vector<float> first = map_of(maps, tfce.voxels(), 0);
   const float dh = *std::max_element(first.begin(), first.end()) / 100.0f;
   EXPECT_EQ(tfce.tfce(first, dh), tfce.tfce(first, dh));
@@ -279,16 +228,9 @@ TEST(TfceStatistics, NothingAtOrAboveDhGivesZero) {
 
 TEST(TfceStatistics, BadArgumentsThrow) {
   Device& device = test::test_device();
+  test::expect_bad_grid_arguments_throw<TfceStatistics>(device);
   const Dims dims{4, 3, 2};
   const std::vector<uint8_t> mask(24, 1);
-  for (const int connectivity : {0, 4, 8, 27}) {
-    EXPECT_THROW((TfceStatistics{device, dims, mask, connectivity, 1}), std::invalid_argument) << connectivity;
-  }
-  EXPECT_THROW((TfceStatistics{device, {4, 0, 2}, {}, 26, 1}), std::invalid_argument);
-  EXPECT_THROW((TfceStatistics{device, {-4, 3, 2}, mask, 26, 1}), std::invalid_argument);
-  EXPECT_THROW((TfceStatistics{device, dims, std::vector<uint8_t>(23, 1), 26, 1}), std::invalid_argument);
-  EXPECT_THROW((TfceStatistics{device, dims, std::vector<uint8_t>(24, 0), 26, 1}), std::invalid_argument);
-  EXPECT_THROW((TfceStatistics{device, dims, mask, 26, 0}), std::invalid_argument);
   EXPECT_THROW((TfceStatistics{device, dims, mask, 26, 1, -0.5, 2.0}), std::invalid_argument);
   EXPECT_THROW((TfceStatistics{device, dims, mask, 26, 1, 0.5, std::nan("")}), std::invalid_argument);
   EXPECT_THROW((TfceStatistics{device, dims, mask, 26, 1, std::numeric_limits<double>::infinity(), 2.0}),
@@ -331,7 +273,7 @@ TEST(TfceStatistics, ABatchOf64MapsOf40x48x40) {
   const Dims dims{40, 48, 40};
   const std::vector<uint8_t> mask = ellipsoid_mask(dims);
   const int count = 64;
-  const std::vector<float> maps = smooth_maps(dims, mask, count, rng);
+  const std::vector<float> maps = smooth_maps(dims, mask, count, rng, kMapSd);
   Device& device = test::test_device();
   TfceStatistics tfce(device, dims, mask, 26, count);
   const float dh = *std::max_element(maps.begin(), maps.end()) / 100.0f;

@@ -9,8 +9,8 @@
 #include <variant>
 
 #include "core/io/nifti_io.hpp"
-#include "stream/protocol/checksum.hpp"
 #include "stream/server/ingest_core.hpp"
+#include "tests/support/stream_volumes.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace rtf::stream {
@@ -18,36 +18,19 @@ namespace {
 
 using test::TempDir;
 
-struct Message {
-  VolumeHeader header;
-  std::vector<std::byte> payload;
-};
+using Message = test::SentVolume;
+using test::send;
 
 Message make_volume(int64_t index, uint32_t seed, const std::string& run = "run-1", const std::string& session = "s1") {
-  Message m;
-  m.header.session = session;
-  m.header.run = run;
-  m.header.index = index;
-  m.header.dims = {7, 5, 3};
-  m.header.voxel_mm = {2.0, 2.5, 3.0};
-  m.header.affine = {{{2.0, 0, 0, -7}, {0, 2.5, 0, 5}, {0, 0, 3.0, 1.5}, {0, 0, 0, 1}}};
-  m.header.datatype = DataType::kInt16;
-  m.header.tr_s = 2.0;
+  test::VolumeSpec spec;
+  spec.session = session;
+  spec.run = run;
+  spec.voxel_mm = {2.0, 2.5, 3.0};
+  spec.affine = {{{2.0, 0, 0, -7}, {0, 2.5, 0, 5}, {0, 0, 3.0, 1.5}, {0, 0, 0, 1}}};
+  spec.tr_s = 2.0;
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> d(-32768, 32767);
-  m.payload.resize(7 * 5 * 3 * 2);
-  for (size_t i = 0; i < m.payload.size() / 2; ++i) {
-    const auto v = static_cast<int16_t>(d(rng));
-    std::memcpy(m.payload.data() + 2 * i, &v, 2);
-  }
-  m.header.payload_bytes = m.payload.size();
-  m.header.checksum = crc32(m.payload);
-  return m;
-}
-
-Reply send(IngestCore& core, const Message& m) {
-  auto payload = m.payload;
-  return core.handle_volume(m.header, std::move(payload), steady_now_ns());
+  return test::int16_volume(spec, index, [&](size_t) { return static_cast<int16_t>(d(rng)); });
 }
 
 ErrorCode nack_code(const Reply& r) {

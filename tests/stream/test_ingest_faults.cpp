@@ -4,6 +4,8 @@
 // and reconnect) end with every volume recorded exactly once, bit for bit, in index order, and the run closed.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <ostream>
 #include <random>
 #include <set>
 #include <thread>
@@ -76,110 +78,93 @@ void expect_recorded_exactly_once(const Image& image, const TempDir& tmp) {
   EXPECT_EQ(bold.data(), image.data());
 }
 
-TEST(IngestFaults, CleanRoundTrip) {
+// One fault (or none, or all at once) of the simulator: the run it sends, what it injects, and what the fault must
+// have caused beyond every volume being recorded exactly once.
+struct FaultCase {
+  const char* name;
+  int64_t volumes = 24;
+  uint32_t image_seed = 1;
+  FaultOptions faults{};
+  double resend_timeout_s = 1.0;
+  std::function<void(const Outcome&)> caused = [](const Outcome&) {};
+};
+
+// ctest and gtest name a case by its name, not by its bytes.
+void PrintTo(const FaultCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+// The clean round trip counts transmissions exactly, so it waits far longer before resending (see replay_with).
+const FaultCase kFaultCases[] = {
+    {.name = "CleanRoundTrip",
+     .volumes = 20,
+     .image_seed = 1,
+     .resend_timeout_s = 600.0,
+     .caused =
+         [](const Outcome& o) {
+           EXPECT_EQ(o.report.stats.transmissions, 20);
+           EXPECT_EQ(o.report.stats.nacks, 0);
+           EXPECT_EQ(o.server.recorded, 20);
+         }},
+    {.name = "DroppedVolumesAreResentAfterTheTimeout",
+     .image_seed = 2,
+     .faults = {.drop = 0.25, .seed = 11},
+     .caused = [](const Outcome& o) { EXPECT_GT(o.report.stats.resends, 0); }},
+    {.name = "DuplicatesAreAcknowledgedButRecordedOnce",
+     .image_seed = 3,
+     .faults = {.duplicate = 0.3, .seed = 12},
+     .caused =
+         [](const Outcome& o) {
+           EXPECT_GT(o.server.duplicates, 0);
+           EXPECT_EQ(o.server.recorded, 24);
+         }},
+    {.name = "ReorderedAndJitteredVolumesEndUpInIndexOrder",
+     .image_seed = 4,
+     .faults = {.reorder = 0.4, .jitter_s = 0.01, .seed = 13}},
+    {.name = "CorruptPayloadsAreNackedAndResentIntact",
+     .image_seed = 5,
+     .faults = {.corrupt = 0.3, .corrupt_target = CorruptTarget::kPayload, .seed = 14},
+     .caused = [](const Outcome& o) { EXPECT_GT(o.server.nacks_by_code.count("checksum_mismatch"), 0u); }},
+    {.name = "CorruptHeadersAreNackedAndResentIntact",
+     .image_seed = 6,
+     .faults = {.corrupt = 0.3, .corrupt_target = CorruptTarget::kHeader, .seed = 15},
+     .caused = [](const Outcome& o) { EXPECT_GT(o.server.nacks_by_code.count("malformed"), 0u); }},
+    {.name = "DisconnectThenReconnectResendsWhatWasUnacknowledged",
+     .image_seed = 7,
+     .faults = {.disconnect_after = 10},
+     .caused = [](const Outcome& o) { EXPECT_EQ(o.report.stats.reconnects, 1); }},
+    {.name = "EverythingAtOnce",
+     .volumes = 40,
+     .image_seed = 8,
+     .faults = {.drop = 0.1,
+                .duplicate = 0.1,
+                .reorder = 0.2,
+                .corrupt = 0.15,
+                .jitter_s = 0.005,
+                .disconnect_after = 17,
+                .seed = 16}},
+};
+
+class FaultReplay : public ::testing::TestWithParam<FaultCase> {};
+
+TEST_P(FaultReplay, EveryVolumeIsRecordedExactlyOnce) {
+  const FaultCase& c = GetParam();
   TempDir tmp;
-  const Image image = source_image(20, 1);
-  const Outcome o = replay_with(image, {}, tmp, 600.0);
+  const Image image = source_image(c.volumes, c.image_seed);
+  if (c.faults.reorder > 0) {
+    const auto plan = plan_faults(0, c.volumes, c.faults);
+    bool swapped = false;
+    for (size_t i = 0; i < plan.size(); ++i) swapped |= plan[i].index != static_cast<int64_t>(i);
+    ASSERT_TRUE(swapped) << "the seed must produce at least one swap";
+  }
+  const Outcome o = replay_with(image, c.faults, tmp, c.resend_timeout_s);
   ASSERT_TRUE(o.report.ok()) << (o.report.failures.empty() ? "" : o.report.failures[0]);
-  EXPECT_EQ(o.report.stats.transmissions, 20);
-  EXPECT_EQ(o.report.stats.nacks, 0);
-  EXPECT_EQ(o.server.recorded, 20);
+  c.caused(o);
   expect_recorded_exactly_once(image, tmp);
 }
 
-TEST(IngestFaults, DroppedVolumesAreResentAfterTheTimeout) {
-  TempDir tmp;
-  const Image image = source_image(24, 2);
-  FaultOptions f;
-  f.drop = 0.25;
-  f.seed = 11;
-  const Outcome o = replay_with(image, f, tmp);
-  ASSERT_TRUE(o.report.ok());
-  EXPECT_GT(o.report.stats.resends, 0);
-  expect_recorded_exactly_once(image, tmp);
-}
-
-TEST(IngestFaults, DuplicatesAreAcknowledgedButRecordedOnce) {
-  TempDir tmp;
-  const Image image = source_image(24, 3);
-  FaultOptions f;
-  f.duplicate = 0.3;
-  f.seed = 12;
-  const Outcome o = replay_with(image, f, tmp);
-  ASSERT_TRUE(o.report.ok());
-  EXPECT_GT(o.server.duplicates, 0);
-  EXPECT_EQ(o.server.recorded, 24);
-  expect_recorded_exactly_once(image, tmp);
-}
-
-TEST(IngestFaults, ReorderedAndJitteredVolumesEndUpInIndexOrder) {
-  TempDir tmp;
-  const Image image = source_image(24, 4);
-  FaultOptions f;
-  f.reorder = 0.4;
-  f.jitter_s = 0.01;
-  f.seed = 13;
-  const auto plan = plan_faults(0, 24, f);
-  bool swapped = false;
-  for (size_t i = 0; i < plan.size(); ++i) swapped |= plan[i].index != static_cast<int64_t>(i);
-  ASSERT_TRUE(swapped) << "the seed must produce at least one swap";
-  const Outcome o = replay_with(image, f, tmp);
-  ASSERT_TRUE(o.report.ok());
-  expect_recorded_exactly_once(image, tmp);
-}
-
-TEST(IngestFaults, CorruptPayloadsAreNackedAndResentIntact) {
-  TempDir tmp;
-  const Image image = source_image(24, 5);
-  FaultOptions f;
-  f.corrupt = 0.3;
-  f.corrupt_target = CorruptTarget::kPayload;
-  f.seed = 14;
-  const Outcome o = replay_with(image, f, tmp);
-  ASSERT_TRUE(o.report.ok());
-  EXPECT_GT(o.server.nacks_by_code.count("checksum_mismatch"), 0u);
-  expect_recorded_exactly_once(image, tmp);
-}
-
-TEST(IngestFaults, CorruptHeadersAreNackedAndResentIntact) {
-  TempDir tmp;
-  const Image image = source_image(24, 6);
-  FaultOptions f;
-  f.corrupt = 0.3;
-  f.corrupt_target = CorruptTarget::kHeader;
-  f.seed = 15;
-  const Outcome o = replay_with(image, f, tmp);
-  ASSERT_TRUE(o.report.ok());
-  EXPECT_GT(o.server.nacks_by_code.count("malformed"), 0u);
-  expect_recorded_exactly_once(image, tmp);
-}
-
-TEST(IngestFaults, DisconnectThenReconnectResendsWhatWasUnacknowledged) {
-  TempDir tmp;
-  const Image image = source_image(24, 7);
-  FaultOptions f;
-  f.disconnect_after = 10;
-  const Outcome o = replay_with(image, f, tmp);
-  ASSERT_TRUE(o.report.ok());
-  EXPECT_EQ(o.report.stats.reconnects, 1);
-  expect_recorded_exactly_once(image, tmp);
-}
-
-TEST(IngestFaults, EverythingAtOnce) {
-  TempDir tmp;
-  const Image image = source_image(40, 8);
-  FaultOptions f;
-  f.drop = 0.1;
-  f.duplicate = 0.1;
-  f.reorder = 0.2;
-  f.corrupt = 0.15;
-  f.jitter_s = 0.005;
-  f.disconnect_after = 17;
-  f.seed = 16;
-  const Outcome o = replay_with(image, f, tmp);
-  ASSERT_TRUE(o.report.ok());
-  expect_recorded_exactly_once(image, tmp);
-}
+INSTANTIATE_TEST_SUITE_P(IngestFaults, FaultReplay, ::testing::ValuesIn(kFaultCases),
+                         [](const ::testing::TestParamInfo<FaultCase>& c) { return std::string(c.param.name); });
 
 TEST(IngestFaults, OversizedFrameDropsOnlyThatConnection) {
   TempDir tmp;

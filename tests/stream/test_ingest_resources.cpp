@@ -5,20 +5,18 @@
 // a flood of 10,000 NACKs logs a bounded number of lines while the counters keep every one, and the summary's counts
 // are exact; the bounds are [server] keys.
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
 
 #include <chrono>
-#include <cstring>
 #include <map>
 #include <random>
 #include <regex>
-#include <sstream>
 #include <variant>
 
 #include "stream/pipeline/pipeline_config.hpp"
-#include "stream/protocol/checksum.hpp"
 #include "stream/server/ingest_core.hpp"
 #include "tests/support/descriptors.hpp"
+#include "tests/support/log_capture.hpp"
+#include "tests/support/stream_volumes.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace rtf::stream {
@@ -29,32 +27,18 @@ using test::DescriptorHog;
 using test::LowDescriptorLimit;
 using test::TempDir;
 
-struct Message {
-  VolumeHeader header;
-  std::vector<std::byte> payload;
-};
+using Message = test::SentVolume;
+using test::send;
 
 Message make_volume(const std::string& run, int64_t index) {
-  Message m;
-  m.header.session = "s1";
-  m.header.run = run;
-  m.header.index = index;
-  m.header.dims = {4, 3, 2};
-  m.header.voxel_mm = {2.0, 2.0, 2.0};
-  m.header.affine = {{{2.0, 0, 0, 0}, {0, 2.0, 0, 0}, {0, 0, 2.0, 0}, {0, 0, 0, 1}}};
-  m.header.datatype = DataType::kInt16;
-  m.header.tr_s = 2.0;
+  test::VolumeSpec spec;
+  spec.session = "s1";
+  spec.run = run;
+  spec.dims = {4, 3, 2};
+  spec.affine = {{{2.0, 0, 0, 0}, {0, 2.0, 0, 0}, {0, 0, 2.0, 0}, {0, 0, 0, 1}}};
+  spec.tr_s = 2.0;
   std::mt19937 rng(static_cast<uint32_t>(index * 7919 + run.size()));
-  m.payload.resize(4 * 3 * 2 * 2);
-  for (auto& b : m.payload) b = static_cast<std::byte>(rng() & 0xff);
-  m.header.payload_bytes = m.payload.size();
-  m.header.checksum = crc32(m.payload);
-  return m;
-}
-
-Reply send(IngestCore& core, const Message& m) {
-  auto payload = m.payload;
-  return core.handle_volume(m.header, std::move(payload), steady_now_ns());
+  return test::int16_volume(spec, index, [&](size_t) { return static_cast<int16_t>(rng() & 0xffff); });
 }
 
 ErrorCode code_of(const Reply& r) {
@@ -123,34 +107,9 @@ TEST(IngestResources, HundredsOfRunsAreAckedWhenTheBoundIsTooHighForTheLimit) {
   EXPECT_EQ(core.stats().recorded, 600);
 }
 
-// A logger writing "LEVEL: message" lines into a string, installed as spdlog's default for the test's length.
-class CaptureDefaultLog {
- public:
-  CaptureDefaultLog() : saved_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
-    sink->set_pattern("%l: %v");
-    auto logger = std::make_shared<spdlog::logger>("capture", sink);
-    logger->set_level(spdlog::level::trace);
-    spdlog::set_default_logger(logger);
-  }
-  ~CaptureDefaultLog() { spdlog::set_default_logger(saved_); }
-  CaptureDefaultLog(const CaptureDefaultLog&) = delete;
-  CaptureDefaultLog& operator=(const CaptureDefaultLog&) = delete;
-  std::vector<std::string> lines() const {
-    std::vector<std::string> out;
-    std::istringstream in(text_.str());
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
-  }
-
- private:
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::logger> saved_;
-};
-
 TEST(IngestResources, NackFloodLogsABoundedNumberOfLinesAndCountsEveryNack) {
   TempDir tmp;
-  CaptureDefaultLog capture;
+  test::LogCapture capture;
   auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
   std::map<std::string, int64_t> sent;
   {

@@ -21,6 +21,7 @@
 #include "stream/server/latency_log.hpp"
 #include "tests/support/data_paths.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/stream_volumes.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_device.hpp"
 
@@ -257,18 +258,11 @@ TEST(LiveRuns, RunsBeyondTheLimitAreRecordedOnlyAndTheAnalysedRunIsUntouched) {
   EXPECT_EQ(line["reason"], not_analysed.at("flood3").reason);
 }
 
+// Every byte 1.
 AcceptedVolume accepted(const std::string& run, int64_t index) {
-  AcceptedVolume v;
-  v.header.session = "s";
-  v.header.run = run;
-  v.header.index = index;
-  v.header.dims = {7, 5, 3};
-  v.header.voxel_mm = {2.0, 2.0, 2.0};
-  v.header.tr_s = 1.0;
-  v.header.datatype = DataType::kInt16;
-  v.payload.assign(7 * 5 * 3 * 2, std::byte{1});
-  v.received_ns = v.written_ns = steady_now_ns();
-  return v;
+  test::VolumeSpec spec;
+  spec.run = run;
+  return test::accepted(test::int16_volume(spec, index, [](size_t) { return int16_t{0x0101}; }));
 }
 
 TEST(LiveRuns, AnIdleRunGivesItsPlaceAndItsLaterVolumesAreRecordedOnly) {

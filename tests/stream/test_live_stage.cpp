@@ -4,12 +4,12 @@
 // recorder's verdict (durable time, or failure as 0) but only after the volume's own work.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <thread>
 
 #include "stream/pipeline/live_stage.hpp"
 #include "stream/server/ingest_core.hpp"
 #include "stream/server/latency_log.hpp"
+#include "tests/support/stream_volumes.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_device.hpp"
 
@@ -17,20 +17,8 @@ namespace rtf::stream {
 namespace {
 
 AcceptedVolume make_volume(int64_t index, std::shared_ptr<RecordedStamp> stamp) {
-  AcceptedVolume v;
-  v.header.session = "s";
-  v.header.run = "r";
-  v.header.index = index;
-  v.header.dims = {7, 5, 3};
-  v.header.voxel_mm = {2.0, 2.0, 2.0};
-  v.header.tr_s = 1.0;
-  v.header.datatype = DataType::kInt16;
-  v.payload.resize(7 * 5 * 3 * 2);
-  for (size_t i = 0; i < v.payload.size(); i += 2) {
-    const auto value = static_cast<int16_t>(100 + index + static_cast<int64_t>(i));
-    std::memcpy(v.payload.data() + i, &value, 2);
-  }
-  v.received_ns = steady_now_ns();
+  AcceptedVolume v = test::accepted(test::int16_volume(
+      {}, index, [index](size_t i) { return static_cast<int16_t>(100 + index + 2 * static_cast<int64_t>(i)); }));
   v.written_ns = v.received_ns + 1;
   v.recorded = std::move(stamp);
   return v;
