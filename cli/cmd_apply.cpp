@@ -2,7 +2,7 @@
 // with --interp nearest) onto REF's grid through a chain of ITK affines and displacement fields, on the device.
 #include <memory>
 
-#include "cli/cli_support.hpp"
+#include "cli/command_support.hpp"
 #include "core/registration/apply_command.hpp"
 
 namespace {

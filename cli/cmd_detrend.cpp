@@ -2,7 +2,7 @@
 // series on the device (core/temporal/detrend.hpp; docs/algorithms/detrending.md).
 #include <memory>
 
-#include "cli/cli_support.hpp"
+#include "cli/command_support.hpp"
 #include "core/temporal/detrend_command.hpp"
 
 namespace {

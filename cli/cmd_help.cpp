@@ -1,12 +1,11 @@
 // `rtfmri help [--markdown]`: the help of every subcommand. Plain: what `rtfmri --help` prints; with --markdown: the
-// whole command reference in Markdown, generated from the options each command declares (cli/cli_reference.hpp):
+// whole command reference in Markdown, generated from the options each command declares (cli/command_support.hpp):
 // docs/cli.md is that output.
 #include <fmt/format.h>
 
 #include <memory>
 
-#include "cli/cli_reference.hpp"
-#include "cli/command_registry.hpp"
+#include "cli/command_support.hpp"
 
 namespace {
 

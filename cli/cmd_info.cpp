@@ -2,7 +2,7 @@
 // datatype, affine, mean intensity, median temporal SNR inside a quick intensity mask).
 #include <memory>
 
-#include "cli/command_registry.hpp"
+#include "cli/command_support.hpp"
 #include "core/io/info_command.hpp"
 
 namespace {

@@ -2,8 +2,7 @@
 // `--template`, the template's brain mask pulled into the subject by registration (for T1s with skull and EPIs).
 #include <memory>
 
-#include "cli/cli_support.hpp"
-#include "cli/option_checks.hpp"
+#include "cli/command_support.hpp"
 #include "core/mask/mask_command.hpp"
 
 namespace {

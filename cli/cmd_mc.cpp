@@ -2,9 +2,7 @@
 // Writes PREFIX.nii.gz (corrected), PREFIX.par (FSL order), PREFIX.1D (AFNI order) and PREFIX_fd.tsv.
 #include <memory>
 
-#include "cli/cli_support.hpp"
-#include "cli/command_registry.hpp"
-#include "cli/option_checks.hpp"
+#include "cli/command_support.hpp"
 #include "core/motion/mc_command.hpp"
 
 namespace {

@@ -3,8 +3,7 @@
 // grid, optionally the warp's Jacobian determinant, and a JSON report.
 #include <memory>
 
-#include "cli/cli_support.hpp"
-#include "cli/option_checks.hpp"
+#include "cli/command_support.hpp"
 #include "core/registration/normalize_command.hpp"
 
 namespace {

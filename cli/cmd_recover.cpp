@@ -1,7 +1,7 @@
 // `rtfmri recover SESSION_DIR`: rebuild every run's 4D NIfTI from its journal after a crash (docs/recording.md).
 #include <memory>
 
-#include "cli/command_registry.hpp"
+#include "cli/command_support.hpp"
 #include "stream/recording/recover_command.hpp"
 
 namespace {

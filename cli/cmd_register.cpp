@@ -2,8 +2,7 @@
 // MI or LNCC, coarse to fine); writes the ITK affine, the moving image resampled onto the fixed grid and a JSON report.
 #include <memory>
 
-#include "cli/cli_support.hpp"
-#include "cli/option_checks.hpp"
+#include "cli/command_support.hpp"
 #include "core/registration/register_command.hpp"
 
 namespace {

@@ -4,9 +4,7 @@
 // A file of --out that could not be written (whole) is named and the exit status is 1. docs/live.md.
 #include <memory>
 
-#include "cli/cli_support.hpp"
-#include "cli/command_registry.hpp"
-#include "cli/pipeline_flags.hpp"
+#include "cli/command_support.hpp"
 #include "stream/pipeline/replay_command.hpp"
 
 namespace {

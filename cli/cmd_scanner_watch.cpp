@@ -4,8 +4,7 @@
 // --end-after stay open on the server, and a watch started again continues them.
 #include <memory>
 
-#include "cli/command_registry.hpp"
-#include "cli/option_checks.hpp"
+#include "cli/command_support.hpp"
 #include "scanner/watch/watch_command.hpp"
 
 namespace {

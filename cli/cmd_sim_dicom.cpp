@@ -3,9 +3,7 @@
 // (sim/dicom/dicom_series_sim.hpp). Ctrl-C stops after the file being written.
 #include <memory>
 
-#include "cli/cli_support.hpp"
-#include "cli/command_registry.hpp"
-#include "cli/option_checks.hpp"
+#include "cli/command_support.hpp"
 #include "sim/dicom/dicom_command.hpp"
 
 namespace {

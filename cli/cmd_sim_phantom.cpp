@@ -2,9 +2,7 @@
 // noise, and its ground truth (docs/algorithms/phantom.md).
 #include <memory>
 
-#include "cli/cli_support.hpp"
-#include "cli/command_registry.hpp"
-#include "cli/option_checks.hpp"
+#include "cli/command_support.hpp"
 #include "sim/phantom/phantom_command.hpp"
 
 namespace {

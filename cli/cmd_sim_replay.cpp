@@ -2,9 +2,7 @@
 // optional fault injection; prints what happened and fails unless every volume was acknowledged and the run closed.
 #include <memory>
 
-#include "cli/cli_support.hpp"
-#include "cli/command_registry.hpp"
-#include "cli/option_checks.hpp"
+#include "cli/command_support.hpp"
 #include "sim/replay/replay_command.hpp"
 
 namespace {

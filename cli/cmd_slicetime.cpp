@@ -2,7 +2,7 @@
 // (core/temporal/slice_timing.hpp; docs/algorithms/slice_timing.md).
 #include <memory>
 
-#include "cli/cli_support.hpp"
+#include "cli/command_support.hpp"
 #include "core/temporal/slicetime_command.hpp"
 
 namespace {

@@ -1,8 +1,7 @@
 // `rtfmri smooth IN OUT --fwhm MM [--mask M]`: 3D Gaussian smoothing of every volume on the device.
 #include <memory>
 
-#include "cli/cli_support.hpp"
-#include "cli/option_checks.hpp"
+#include "cli/command_support.hpp"
 #include "core/filters/smooth_command.hpp"
 
 namespace {

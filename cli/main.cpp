@@ -7,8 +7,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "cli/command_registry.hpp"
-#include "cli/option_checks.hpp"
+#include "cli/command_support.hpp"
 #include "core/scale/ranks.hpp"
 
 namespace rtf::cli {
@@ -48,7 +47,7 @@ int run(int argc, char** argv) {
   auto& registry = command_registry();
   std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
   for (auto& entry : registry) entry.setup(app, globals);
-  refuse_non_finite_numbers(app);  // no option means anything by nan or inf (cli/option_checks.hpp)
+  refuse_non_finite_numbers(app);  // no option means anything by nan or inf (cli/command_support.hpp)
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks of the generated command reference (`rtfmri help --markdown`, cli/cli_reference.hpp; docs/cli.md is its
+# Checks of the generated command reference (`rtfmri help --markdown`, cli/command_support.hpp; docs/cli.md is its
 # output): every subcommand that `rtfmri [CMD...] --help` lists, at any depth, has its section, and every option and
 # positional of its --help appears in that section; the README names every subcommand; and scripts/check_cli_docs.sh
 # fails, with a diff and the command that regenerates the file, on a stale copy of docs/cli.md.

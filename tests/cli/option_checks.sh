@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Command-line checks of the numeric options of every rtfmri command and subcommand (cli/option_checks.hpp, issue 35),
+# Command-line checks of the numeric options of every rtfmri command and subcommand (cli/command_support.hpp, issue 35),
 # found in their --help: every option of type FLOAT refuses nan and inf ("must be a finite number (got nan)") before
 # anything runs, an option that must be > 0 refuses 0 and one that must be >= 0 refuses -0.5, each saying what it
 # needs and what it got, and no message or help text holds CLI11's DBL_MAX (a 309-digit "not in range" bound).
