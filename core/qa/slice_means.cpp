@@ -1,0 +1,54 @@
+// DeviceSliceMeans: one launch of nz work-groups, a read of nz sums and counts, the division in double.
+#include "core/qa/slice_means.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <stdexcept>
+
+#include "core/device/launch.hpp"
+
+namespace rtf {
+
+DeviceSliceMeans::DeviceSliceMeans(Device& device, std::array<int64_t, 3> dims, std::span<const uint8_t> mask)
+    : device_(device),
+      dims_(dims),
+      kernel_(device.kernel("slice_means.cl", "slice_sums", {fmt::format("LOCAL_SIZE={}", kLocalSize)})),
+      mask_(device, std::max<size_t>(mask.size(), 1)),
+      sums_(device, static_cast<size_t>(dims[2] > 0 ? dims[2] : 1)),
+      counts_(device, static_cast<size_t>(dims[2] > 0 ? dims[2] : 1)) {
+  const int64_t voxels = dims[0] * dims[1] * dims[2];
+  if (dims[0] <= 0 || dims[1] <= 0 || dims[2] <= 0 || voxels > std::numeric_limits<int>::max()) {
+    throw std::invalid_argument(fmt::format("DeviceSliceMeans: a grid of {}x{}x{}", dims[0], dims[1], dims[2]));
+  }
+  if (mask.size() != static_cast<size_t>(voxels)) {
+    throw std::invalid_argument(
+        fmt::format("DeviceSliceMeans: a mask of {} voxels for a grid of {}", mask.size(), voxels));
+  }
+  mask_.write(device_.queue(), mask);
+}
+
+SliceMeans DeviceSliceMeans::measure(const DeviceBuffer<float>& volume) {
+  const int64_t slice_voxels = dims_[0] * dims_[1];
+  if (volume.size() < static_cast<size_t>(slice_voxels * dims_[2])) {
+    throw std::invalid_argument(fmt::format("DeviceSliceMeans: a volume of {} floats for a grid of {}", volume.size(),
+                                            slice_voxels * dims_[2]));
+  }
+  set_args(kernel_, volume, mask_, sums_, counts_, static_cast<int>(slice_voxels));
+  launch<1>(device_.queue(), kernel_, {static_cast<size_t>(dims_[2]) * kLocalSize}, {size_t{kLocalSize}});
+  const std::vector<float> sums = sums_.read_all(device_.queue());
+  const std::vector<int> counts = counts_.read_all(device_.queue());
+  SliceMeans out;
+  out.slice.resize(static_cast<size_t>(dims_[2]));
+  double total = 0.0;
+  int64_t total_count = 0;
+  for (size_t z = 0; z < out.slice.size(); ++z) {
+    out.slice[z] = counts[z] > 0 ? static_cast<double>(sums[z]) / counts[z] : std::numeric_limits<double>::quiet_NaN();
+    total += sums[z];
+    total_count += counts[z];
+  }
+  out.global = total_count > 0 ? total / static_cast<double>(total_count) : std::numeric_limits<double>::quiet_NaN();
+  return out;
+}
+
+}  // namespace rtf

@@ -1,0 +1,58 @@
+// Two-pass moments and per-slice means (qa_reference.hpp).
+#include "core/reference/qa_reference.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace rtf::reference {
+
+VoxelMoments voxel_moments(const std::vector<std::vector<float>>& volumes, size_t first, size_t last) {
+  if (first >= last || last > volumes.size()) throw std::invalid_argument("voxel_moments reference: bad range");
+  const size_t voxels = volumes[first].size();
+  const auto n = static_cast<double>(last - first);
+  VoxelMoments out;
+  out.mean.assign(voxels, 0.0);
+  out.sd.assign(voxels, 0.0);
+  out.tsnr.assign(voxels, 0.0);
+  for (size_t v = 0; v < voxels; ++v) {
+    double sum = 0.0;
+    for (size_t t = first; t < last; ++t) sum += volumes[t][v];
+    const double mean = sum / n;
+    double squares = 0.0;
+    for (size_t t = first; t < last; ++t) squares += (volumes[t][v] - mean) * (volumes[t][v] - mean);
+    out.mean[v] = mean;
+    out.sd[v] = std::sqrt(squares / n);
+    out.tsnr[v] = out.sd[v] > 0.0 ? mean / out.sd[v] : 0.0;
+  }
+  return out;
+}
+
+SliceMeans slice_means(const std::vector<float>& volume, std::array<int64_t, 3> dims,
+                       const std::vector<uint8_t>& mask) {
+  const auto [nx, ny, nz] = dims;
+  if (volume.size() != static_cast<size_t>(nx * ny * nz) || mask.size() != volume.size()) {
+    throw std::invalid_argument("slice_means reference: sizes");
+  }
+  SliceMeans out;
+  double total = 0.0;
+  int64_t total_count = 0;
+  for (int64_t z = 0; z < nz; ++z) {
+    double sum = 0.0;
+    int64_t count = 0;
+    for (int64_t i = z * nx * ny; i < (z + 1) * nx * ny; ++i) {
+      const auto k = static_cast<size_t>(i);
+      if (mask[k] != 0 && std::isfinite(volume[k])) {
+        sum += volume[k];
+        ++count;
+      }
+    }
+    out.slice.push_back(count > 0 ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN());
+    total += sum;
+    total_count += count;
+  }
+  out.global = total_count > 0 ? total / static_cast<double>(total_count) : std::numeric_limits<double>::quiet_NaN();
+  return out;
+}
+
+}  // namespace rtf::reference
