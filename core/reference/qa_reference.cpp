@@ -1,6 +1,7 @@
 // Two-pass moments and per-slice means (qa_reference.hpp).
 #include "core/reference/qa_reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -52,6 +53,46 @@ SliceMeans slice_means(const std::vector<float>& volume, std::array<int64_t, 3> 
     total_count += count;
   }
   out.global = total_count > 0 ? total / static_cast<double>(total_count) : std::numeric_limits<double>::quiet_NaN();
+  return out;
+}
+
+namespace {
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace
+
+OutlierCounts outlier_counts(const std::vector<std::vector<float>>& volumes, const std::vector<uint8_t>& mask,
+                             double scale) {
+  OutlierCounts out;
+  out.sure.assign(volumes.size(), 0);
+  out.borderline.assign(volumes.size(), 0);
+  std::vector<double> series(volumes.size()), deviation(volumes.size());
+  for (size_t v = 0; v < mask.size(); ++v) {
+    if (mask[v] == 0) continue;
+    bool finite = true;
+    for (size_t t = 0; t < volumes.size(); ++t) {
+      series[t] = volumes[t][v];
+      finite = finite && std::isfinite(series[t]);
+    }
+    if (!finite) continue;
+    const double med = median(series);
+    for (size_t t = 0; t < series.size(); ++t) deviation[t] = std::abs(series[t] - med);
+    const double mad = median(deviation);
+    if (!(mad > 0.0)) continue;
+    const double limit = scale * mad;
+    for (size_t t = 0; t < series.size(); ++t) {
+      if (deviation[t] > limit * (1 + 1e-5)) {
+        ++out.sure[t];
+      } else if (deviation[t] > limit * (1 - 1e-5)) {
+        ++out.borderline[t];
+      }
+    }
+  }
   return out;
 }
 

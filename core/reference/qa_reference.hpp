@@ -23,4 +23,13 @@ struct SliceMeans {
 
 SliceMeans slice_means(const std::vector<float>& volume, std::array<int64_t, 3> dims, const std::vector<uint8_t>& mask);
 
+// 3dToutcount's outliers (polort 0) per volume of `volumes` over `mask`, with the threshold `scale` MADs (in double):
+// `sure` counts the values beyond scale * MAD * (1 + 1e-5), `borderline` those within 1e-5 of it either side (float
+// rounding may put them either way). Voxels with a non-finite value or a MAD of 0 have no outliers.
+struct OutlierCounts {
+  std::vector<int64_t> sure, borderline;
+};
+OutlierCounts outlier_counts(const std::vector<std::vector<float>>& volumes, const std::vector<uint8_t>& mask,
+                             double scale);
+
 }  // namespace rtf::reference

@@ -1,0 +1,89 @@
+// DeviceOutlierCount: the mask's voxels in chunks whose scratch rows fit a fixed budget, one launch each, the counts
+// read back once.
+#include "core/qa/outlier_count.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/math/distributions/normal.hpp>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <stdexcept>
+
+#include "core/device/launch.hpp"
+
+namespace rtf {
+
+namespace {
+constexpr size_t kLocalSize = 64;
+}  // namespace
+
+double DeviceOutlierCount::threshold_scale(int n) {
+  if (n < 1) throw std::invalid_argument("DeviceOutlierCount: a series of no values");
+  const boost::math::normal standard;
+  const double alpha = boost::math::quantile(boost::math::complement(standard, 0.001 / n));
+  return alpha * std::sqrt(std::numbers::pi / 2.0);
+}
+
+DeviceOutlierCount::DeviceOutlierCount(Device& device, std::span<const uint8_t> mask, int max_slots,
+                                       int64_t scratch_bytes)
+    : device_(device),
+      voxels_(static_cast<int64_t>(mask.size())),
+      max_slots_(max_slots),
+      kernel_(device.kernel("outlier_count.cl", "count_outliers")) {
+  if (mask.empty() || voxels_ > std::numeric_limits<int>::max() || max_slots < 1) {
+    throw std::invalid_argument(
+        fmt::format("DeviceOutlierCount: a mask of {} voxels, series of {} volumes", mask.size(), max_slots));
+  }
+  for (size_t v = 0; v < mask.size(); ++v) {
+    if (mask[v] != 0) masked_host_.push_back(static_cast<int>(v));
+  }
+  const int64_t rows_in_budget = std::max<int64_t>(1, scratch_bytes / (int64_t{4} * max_slots));
+  chunk_ = std::max<int64_t>(1, std::min<int64_t>(mask_voxels(), rows_in_budget));
+  masked_ = DeviceBuffer<int>(device, std::max<size_t>(masked_host_.size(), 1));
+  if (!masked_host_.empty()) masked_.write(device.queue(), masked_host_);
+  scratch_ = DeviceBuffer<float>(device, static_cast<size_t>(chunk_ * max_slots));
+  outliers_ = DeviceBuffer<int>(device, static_cast<size_t>(max_slots));
+}
+
+void DeviceOutlierCount::run(const DeviceBuffer<float>& volumes, int slots, int flag_slot) {
+  if (slots < 1 || slots > max_slots_) {
+    throw std::invalid_argument(fmt::format("DeviceOutlierCount: {} volumes (1 to {})", slots, max_slots_));
+  }
+  if (volumes.size() < static_cast<size_t>(voxels_) * static_cast<size_t>(slots)) {
+    throw std::invalid_argument(fmt::format("DeviceOutlierCount: {} floats hold fewer than {} volumes of {} voxels",
+                                            volumes.size(), slots, voxels_));
+  }
+  outliers_.fill(device_.queue(), 0);
+  const auto scale = static_cast<float>(threshold_scale(slots));
+  for (int64_t first = 0; first < mask_voxels(); first += chunk_) {
+    const auto count = static_cast<int>(std::min(chunk_, mask_voxels() - first));
+    set_args(kernel_, volumes, slots, static_cast<int>(voxels_), masked_, static_cast<int>(first), count, scratch_,
+             outliers_, scale, flag_slot);
+    launch<1>(device_.queue(), kernel_, {static_cast<size_t>(count)}, {kLocalSize});
+  }
+}
+
+std::vector<int64_t> DeviceOutlierCount::count_every_volume(const DeviceBuffer<float>& volumes, int slots) {
+  std::vector<int64_t> counts(static_cast<size_t>(slots), 0);
+  if (mask_voxels() == 0) return counts;
+  run(volumes, slots, -1);
+  std::vector<int> got(static_cast<size_t>(slots));
+  outliers_.read(device_.queue(), got);
+  std::copy(got.begin(), got.end(), counts.begin());
+  return counts;
+}
+
+int64_t DeviceOutlierCount::count_one_volume(const DeviceBuffer<float>& volumes, int slots, int newest) {
+  if (newest < 0 || newest >= slots) {
+    throw std::invalid_argument(fmt::format("DeviceOutlierCount: slot {} of {}", newest, slots));
+  }
+  if (mask_voxels() == 0) return 0;
+  run(volumes, slots, newest);
+  std::vector<int> got(static_cast<size_t>(slots));
+  outliers_.read(device_.queue(), got);
+  return got[static_cast<size_t>(newest)];
+}
+
+}  // namespace rtf
