@@ -74,3 +74,23 @@ __kernel void count_outliers(__global const float* restrict volumes, const int s
     if (fabs(volumes[(long)s * voxels + v] - med) > limit) atomic_inc(&outliers[s]);
   }
 }
+
+// Each examined voxel's median over the `slots` volumes into `medians` (one volume; voxels not examined are left as
+// they are; NaN where the series holds a non-finite value): the reference volume of 3dTqual's quality index.
+__kernel void series_medians(__global const float* restrict volumes, const int slots, const int voxels,
+                             __global const int* restrict masked, const int first, const int count,
+                             __global float* restrict scratch, __global float* restrict medians) {
+  const int m = get_global_id(0);
+  if (m >= count) return;
+  const long v = masked[first + m];
+  __global float* row = scratch + (long)m * slots;
+  for (int s = 0; s < slots; ++s) {
+    const float x = volumes[(long)s * voxels + v];
+    if (!isfinite(x)) {
+      medians[v] = NAN;
+      return;
+    }
+    row[s] = x;
+  }
+  medians[v] = median_of(row, slots);
+}

@@ -31,7 +31,8 @@ DeviceOutlierCount::DeviceOutlierCount(Device& device, std::span<const uint8_t> 
     : device_(device),
       voxels_(static_cast<int64_t>(mask.size())),
       max_slots_(max_slots),
-      kernel_(device.kernel("outlier_count.cl", "count_outliers")) {
+      kernel_(device.kernel("outlier_count.cl", "count_outliers")),
+      medians_kernel_(device.kernel("outlier_count.cl", "series_medians")) {
   if (mask.empty() || voxels_ > std::numeric_limits<int>::max() || max_slots < 1) {
     throw std::invalid_argument(
         fmt::format("DeviceOutlierCount: a mask of {} voxels, series of {} volumes", mask.size(), max_slots));
@@ -47,7 +48,7 @@ DeviceOutlierCount::DeviceOutlierCount(Device& device, std::span<const uint8_t> 
   outliers_ = DeviceBuffer<int>(device, static_cast<size_t>(max_slots));
 }
 
-void DeviceOutlierCount::run(const DeviceBuffer<float>& volumes, int slots, int flag_slot) {
+void DeviceOutlierCount::check(const DeviceBuffer<float>& volumes, int slots) const {
   if (slots < 1 || slots > max_slots_) {
     throw std::invalid_argument(fmt::format("DeviceOutlierCount: {} volumes (1 to {})", slots, max_slots_));
   }
@@ -55,6 +56,10 @@ void DeviceOutlierCount::run(const DeviceBuffer<float>& volumes, int slots, int 
     throw std::invalid_argument(fmt::format("DeviceOutlierCount: {} floats hold fewer than {} volumes of {} voxels",
                                             volumes.size(), slots, voxels_));
   }
+}
+
+void DeviceOutlierCount::run(const DeviceBuffer<float>& volumes, int slots, int flag_slot) {
+  check(volumes, slots);
   outliers_.fill(device_.queue(), 0);
   const auto scale = static_cast<float>(threshold_scale(slots));
   for (int64_t first = 0; first < mask_voxels(); first += chunk_) {
@@ -84,6 +89,20 @@ int64_t DeviceOutlierCount::count_one_volume(const DeviceBuffer<float>& volumes,
   std::vector<int> got(static_cast<size_t>(slots));
   outliers_.read(device_.queue(), got);
   return got[static_cast<size_t>(newest)];
+}
+
+void DeviceOutlierCount::medians(const DeviceBuffer<float>& volumes, int slots, DeviceBuffer<float>& medians) {
+  check(volumes, slots);
+  if (medians.size() < static_cast<size_t>(voxels_)) {
+    throw std::invalid_argument(
+        fmt::format("DeviceOutlierCount: a median volume of {} floats for {} voxels", medians.size(), voxels_));
+  }
+  for (int64_t first = 0; first < mask_voxels(); first += chunk_) {
+    const auto count = static_cast<int>(std::min(chunk_, mask_voxels() - first));
+    set_args(medians_kernel_, volumes, slots, static_cast<int>(voxels_), masked_, static_cast<int>(first), count,
+             scratch_, medians);
+    launch<1>(device_.queue(), medians_kernel_, {static_cast<size_t>(count)}, {kLocalSize});
+  }
 }
 
 }  // namespace rtf

@@ -28,9 +28,14 @@ class DeviceOutlierCount {
   // Only slot `newest` (the live volume) against the series of the `slots` filled slots.
   int64_t count_one_volume(const DeviceBuffer<float>& volumes, int slots, int newest);
 
+  // Each masked voxel's median over the `slots` volumes into `medians` (one volume; other voxels untouched; NaN where
+  // the series holds a non-finite value): the median volume of AFNI 3dTqual.
+  void medians(const DeviceBuffer<float>& volumes, int slots, DeviceBuffer<float>& medians);
+
   int64_t mask_voxels() const { return static_cast<int64_t>(masked_host_.size()); }
 
  private:
+  void check(const DeviceBuffer<float>& volumes, int slots) const;
   void run(const DeviceBuffer<float>& volumes, int slots, int flag_slot);
 
   Device& device_;
@@ -38,7 +43,7 @@ class DeviceOutlierCount {
   int max_slots_;
   int64_t chunk_;  // masked voxels per launch (scratch rows)
   std::vector<int> masked_host_;
-  ClKernel kernel_;
+  ClKernel kernel_, medians_kernel_;
   DeviceBuffer<int> masked_;
   DeviceBuffer<float> scratch_;
   DeviceBuffer<int> outliers_;

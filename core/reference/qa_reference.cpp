@@ -64,7 +64,45 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+// 1-based ranks, tied values given the mean of their ranks.
+std::vector<double> average_ranks(const std::vector<double>& x) {
+  std::vector<size_t> order(x.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+  std::vector<double> ranks(x.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j < order.size() && x[order[j]] == x[order[i]]) ++j;
+    for (size_t k = i; k < j; ++k) ranks[order[k]] = 0.5 * static_cast<double>(i + 1 + j);
+    i = j;
+  }
+  return ranks;
+}
+
 }  // namespace
+
+double quality_index(const std::vector<float>& volume, const std::vector<float>& reference,
+                     const std::vector<uint8_t>& mask) {
+  constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> a, b;
+  for (size_t v = 0; v < mask.size(); ++v) {
+    if (mask[v] == 0) continue;
+    if (!std::isfinite(volume[v]) || !std::isfinite(reference[v])) return kUndefined;
+    a.push_back(volume[v]);
+    b.push_back(reference[v]);
+  }
+  if (a.size() < 2) return kUndefined;
+  const std::vector<double> ra = average_ranks(a), rb = average_ranks(b);
+  const double mean = 0.5 * static_cast<double>(a.size() + 1);
+  double ab = 0.0, aa = 0.0, bb = 0.0;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    ab += (ra[i] - mean) * (rb[i] - mean);
+    aa += (ra[i] - mean) * (ra[i] - mean);
+    bb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  if (aa == 0.0 || bb == 0.0) return kUndefined;
+  return 1.0 - ab / std::sqrt(aa * bb);
+}
 
 OutlierCounts outlier_counts(const std::vector<std::vector<float>>& volumes, const std::vector<uint8_t>& mask,
                              double scale) {

@@ -32,4 +32,9 @@ struct OutlierCounts {
 OutlierCounts outlier_counts(const std::vector<std::vector<float>>& volumes, const std::vector<uint8_t>& mask,
                              double scale);
 
+// AFNI 3dTqual's quality index: 1 - Spearman's rho (average ranks for ties) of `volume` and `reference` over `mask`;
+// NaN for a non-finite value in the mask, a constant volume or fewer than 2 voxels.
+double quality_index(const std::vector<float>& volume, const std::vector<float>& reference,
+                     const std::vector<uint8_t>& mask);
+
 }  // namespace rtf::reference

@@ -1,0 +1,98 @@
+// ctest-label: gpu
+// DeviceQualityIndex (AFNI 3dTqual: 1 - Spearman's rho with the median volume) against the double reference
+// (reference::quality_index: sorting, average ranks, Pearson in double) on odd grids with int16-like values (many ties)
+// and fresh random masks, within 1e-12 (both are exact up to the final division); scipy.stats.spearmanr's value on a
+// small list with ties within 1e-12; the device's median volume equals the voxel-wise median within a float rounding;
+// a volume ranked as the reference gives 0, one ranked in reverse 2; non-finite, constant and too-small inputs NaN.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/qa/outlier_count.hpp"
+#include "core/qa/quality_index.hpp"
+#include "core/reference/qa_reference.hpp"
+#include "tests/support/test_device.hpp"
+
+namespace rtf {
+namespace {
+
+DeviceBuffer<float> upload(Device& device, const std::vector<float>& values) {
+  DeviceBuffer<float> buffer(device, values.size());
+  buffer.write(device.queue(), values);
+  return buffer;
+}
+
+TEST(QualityIndex, MatchesScipyOnAListWithTies) {
+  Device& device = test::test_device();
+  const std::vector<float> x{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}, y{2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4};
+  DeviceQualityIndex q(device, std::vector<uint8_t>(x.size(), 1));
+  q.set_reference(upload(device, y));
+  // 1 - scipy.stats.spearmanr(x, y).correlation, scipy 1.10.1.
+  EXPECT_NEAR(q.quality(upload(device, x)), 0.8615432348532305, 1e-12);
+  EXPECT_NEAR(q.quality(upload(device, y)), 0.0, 1e-12) << "the reference itself";
+  std::vector<float> reversed(y.size());
+  for (size_t i = 0; i < y.size(); ++i) reversed[i] = -y[i];
+  EXPECT_NEAR(q.quality(upload(device, reversed)), 2.0, 1e-12) << "ranked in reverse";
+}
+
+TEST(QualityIndex, MatchesTheReferenceAgainstTheMedianVolume) {
+  Device& device = test::test_device();
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (const size_t voxels : {size_t{2}, size_t{37 * 29 * 11}}) {
+    const int n = 9;
+    std::normal_distribution<float> base(800.0f, 150.0f), noise(0.0f, 15.0f);
+    std::vector<float> mean(voxels);
+    for (float& m : mean) m = std::round(base(rng));
+    std::vector<std::vector<float>> volumes(n, std::vector<float>(voxels));
+    std::vector<float> flat;
+    for (auto& volume : volumes) {
+      for (size_t v = 0; v < voxels; ++v) volume[v] = std::round(mean[v] + noise(rng));
+      flat.insert(flat.end(), volume.begin(), volume.end());
+    }
+    std::vector<uint8_t> mask(voxels);
+    std::bernoulli_distribution inside(0.7);
+    for (auto& m : mask) m = inside(rng) ? 1 : 0;
+    mask[0] = mask[1] = 1;
+    const DeviceBuffer<float> series = upload(device, flat);
+    DeviceOutlierCount outliers(device, mask, n);
+    DeviceBuffer<float> median(device, voxels);
+    median.fill(device.queue(), 0.0f);
+    outliers.medians(series, n, median);
+    std::vector<float> median_host = median.read_all(device.queue());
+    for (size_t v = 0; v < voxels; ++v) {
+      if (mask[v] == 0) continue;
+      std::vector<float> s;
+      for (const auto& volume : volumes) s.push_back(volume[v]);
+      std::nth_element(s.begin(), s.begin() + n / 2, s.end());
+      ASSERT_EQ(median_host[v], s[n / 2]) << "voxel " << v << ": an odd series' median is one of its values";
+    }
+    DeviceQualityIndex q(device, mask);
+    q.set_reference(median);
+    for (const auto& volume : volumes) {
+      const double want = reference::quality_index(volume, median_host, mask);
+      EXPECT_NEAR(q.quality(upload(device, volume)), want, 1e-12) << voxels << " voxels";
+    }
+  }
+}
+
+TEST(QualityIndex, UndefinedCasesAndBadUse) {
+  Device& device = test::test_device();
+  const size_t n = 6;
+  DeviceQualityIndex q(device, std::vector<uint8_t>(n, 1));
+  EXPECT_THROW((void)q.quality(upload(device, std::vector<float>(n, 1.0f))), std::logic_error);
+  q.set_reference(upload(device, {1, 2, 3, 4, 5, 6}));
+  EXPECT_TRUE(std::isnan(q.quality(upload(device, std::vector<float>(n, 7.0f))))) << "a constant volume";
+  EXPECT_TRUE(std::isnan(q.quality(upload(device, {1, 2, std::nanf(""), 4, 5, 6})))) << "a NaN in the mask";
+  EXPECT_THROW((void)q.quality(upload(device, {1, 2, 3})), std::invalid_argument);
+  DeviceQualityIndex one(device, std::vector<uint8_t>{0, 1, 0});
+  one.set_reference(upload(device, {1, 2, 3}));
+  EXPECT_TRUE(std::isnan(one.quality(upload(device, {3, 2, 1})))) << "one voxel has no ranking";
+  EXPECT_THROW(DeviceQualityIndex(device, std::vector<uint8_t>{}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rtf
