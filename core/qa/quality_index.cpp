@@ -80,7 +80,8 @@ double DeviceQualityIndex::quality(const DeviceBuffer<float>& volume) {
     aa += partials[static_cast<size_t>(3 * g + 1)];
     bb += partials[static_cast<size_t>(3 * g + 2)];
   }
-  if (aa == 0 || bb == 0) return kUndefined;  // a constant volume has no ranking
+  if (bb == 0) return kUndefined;  // a constant reference ranks nothing
+  if (aa == 0) return 1.0;         // a constant volume: correlation 0, as AFNI's 3dTqual gives it
   return 1.0 - static_cast<double>(ab) / std::sqrt(static_cast<double>(aa) * static_cast<double>(bb));
 }
 

@@ -20,9 +20,9 @@ class DeviceQualityIndex {
 
   // The volume the others are compared with (at least the mask's voxels); its ranks are kept.
   void set_reference(const DeviceBuffer<float>& reference);
-  // 1 - Spearman's rho of `volume` and the reference over the mask: 0 for a volume ranked as the reference, up to 2.
-  // NaN when the volume or the reference has a non-finite value in the mask, either is constant there, or the mask
-  // has fewer than 2 voxels.
+  // 1 - Spearman's rho of `volume` and the reference over the mask: 0 for a volume ranked as the reference, up to 2;
+  // 1 for a constant volume (correlation 0, as AFNI's 3dTqual). NaN when the volume or the reference has a non-finite
+  // value in the mask, the reference is constant there, or the mask has fewer than 2 voxels.
   double quality(const DeviceBuffer<float>& volume);
 
   int64_t mask_voxels() const { return count_; }

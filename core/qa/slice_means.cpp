@@ -1,4 +1,4 @@
-// DeviceSliceMeans: one launch of nz work-groups, a read of nz sums and counts, the division in double.
+// DeviceSliceMeans: one launch of nz work-groups, a read of their items' partial sums and counts, added in double.
 #include "core/qa/slice_means.hpp"
 
 #include <fmt/format.h>
@@ -15,8 +15,8 @@ DeviceSliceMeans::DeviceSliceMeans(Device& device, std::array<int64_t, 3> dims, 
       dims_(dims),
       kernel_(device.kernel("slice_means.cl", "slice_sums", {fmt::format("LOCAL_SIZE={}", kLocalSize)})),
       mask_(device, std::max<size_t>(mask.size(), 1)),
-      sums_(device, static_cast<size_t>(dims[2] > 0 ? dims[2] : 1)),
-      counts_(device, static_cast<size_t>(dims[2] > 0 ? dims[2] : 1)) {
+      sums_(device, static_cast<size_t>(dims[2] > 0 ? dims[2] : 1) * kLocalSize),
+      counts_(device, static_cast<size_t>(dims[2] > 0 ? dims[2] : 1) * kLocalSize) {
   const int64_t voxels = dims[0] * dims[1] * dims[2];
   if (dims[0] <= 0 || dims[1] <= 0 || dims[2] <= 0 || voxels > std::numeric_limits<int>::max()) {
     throw std::invalid_argument(fmt::format("DeviceSliceMeans: a grid of {}x{}x{}", dims[0], dims[1], dims[2]));
@@ -43,9 +43,15 @@ SliceMeans DeviceSliceMeans::measure(const DeviceBuffer<float>& volume) {
   double total = 0.0;
   int64_t total_count = 0;
   for (size_t z = 0; z < out.slice.size(); ++z) {
-    out.slice[z] = counts[z] > 0 ? static_cast<double>(sums[z]) / counts[z] : std::numeric_limits<double>::quiet_NaN();
-    total += sums[z];
-    total_count += counts[z];
+    double sum = 0.0;
+    int64_t count = 0;
+    for (size_t i = z * kLocalSize; i < (z + 1) * kLocalSize; ++i) {
+      sum += sums[i];
+      count += counts[i];
+    }
+    out.slice[z] = count > 0 ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
+    total += sum;
+    total_count += count;
   }
   out.global = total_count > 0 ? total / static_cast<double>(total_count) : std::numeric_limits<double>::quiet_NaN();
   return out;

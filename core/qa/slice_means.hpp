@@ -1,6 +1,6 @@
 // DeviceSliceMeans: each slice's mean intensity inside the mask, and the global signal (the mean over the whole mask),
-// of a volume on the device (kernels/slice_means.cl: one work-group per slice; the host reads two numbers per slice).
-// The QA stage's slice drop-out and spike z-scores (core/qa/slice_zscores.hpp) and its global signal trace.
+// of a volume on the device (kernels/slice_means.cl: one work-group per slice; the host adds its items' partial sums in
+// double). The QA stage's slice drop-out and spike z-scores (core/qa/slice_zscores.hpp) and its global signal trace.
 // docs/algorithms/qa.md.
 #pragma once
 

@@ -100,7 +100,8 @@ double quality_index(const std::vector<float>& volume, const std::vector<float>&
     aa += (ra[i] - mean) * (ra[i] - mean);
     bb += (rb[i] - mean) * (rb[i] - mean);
   }
-  if (aa == 0.0 || bb == 0.0) return kUndefined;
+  if (bb == 0.0) return kUndefined;
+  if (aa == 0.0) return 1.0;  // a constant volume: correlation 0 (AFNI's 3dTqual)
   return 1.0 - ab / std::sqrt(aa * bb);
 }
 

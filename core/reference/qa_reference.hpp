@@ -33,7 +33,8 @@ OutlierCounts outlier_counts(const std::vector<std::vector<float>>& volumes, con
                              double scale);
 
 // AFNI 3dTqual's quality index: 1 - Spearman's rho (average ranks for ties) of `volume` and `reference` over `mask`;
-// NaN for a non-finite value in the mask, a constant volume or fewer than 2 voxels.
+// 1 for a constant volume (AFNI's); NaN for a non-finite value in the mask, a constant reference or fewer than 2
+// voxels.
 double quality_index(const std::vector<float>& volume, const std::vector<float>& reference,
                      const std::vector<uint8_t>& mask);
 

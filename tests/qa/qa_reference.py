@@ -208,7 +208,7 @@ def outlier_fraction(data4d, mask=None, polort=0, qthr=0.001):
 # ---------------------------------------------------------------------------------------------
 
 
-def quality_index(data4d, mask=None):
+def quality_index(data4d, mask=None, median_dtype=None):
     """Per volume, AFNI 3dTqual's default quality index: 1 - Spearman(volume, median volume).
 
     Definition (3dTqual -help, -spearman, the default): "Quality index is 1 minus the Spearman
@@ -223,7 +223,9 @@ def quality_index(data4d, mask=None):
     (AFNI divides by zero). 3dTqual has no -mask option (it offers -automask/-clip, which keep the
     voxels whose median value is high); here the voxels are those of ``mask`` (all voxels when
     None), minus any voxel with a non-finite value in any volume (our choice, so that every volume
-    is correlated over the same voxels). Returns a (T,) float64 array.
+    is correlated over the same voxels). With ``median_dtype`` (np.float32: AFNI's and rtfmri's working precision)
+    the median volume is rounded to it, as a program holding float32 data computes it: the mean of two middle values
+    then rounds, which can tie or untie voxels of scaled integer data. Returns a (T,) float64 array.
     """
     x, _ = _masked_series(data4d, mask)
     x = x[np.all(np.isfinite(x), axis=1)]
@@ -231,6 +233,8 @@ def quality_index(data4d, mask=None):
     if x.shape[0] < 2:
         return np.full(t, np.nan)
     med = np.median(x, axis=1)
+    if median_dtype is not None:
+        med = med.astype(median_dtype).astype(np.float64)
     rm = scipy.stats.rankdata(med)
     rm = rm - rm.mean()
     sm = float(np.dot(rm, rm))
@@ -286,7 +290,7 @@ def global_signal(data4d, mask=None):
 MAD_TO_SD = 1.4826
 
 
-def slice_zscores(slice_means_tz, history=30, min_history=5):
+def slice_zscores(slice_means_tz, history=30, min_history=5, floor=0.0):
     """Robust z of each slice's mean against the same slice in the volumes before (rtfmri's own rule).
 
     This is rtfmri's definition for slice drop-out and spike detection (issue 37), not a published
@@ -296,35 +300,58 @@ def slice_zscores(slice_means_tz, history=30, min_history=5):
 
         med = median(P)                      (even count: mean of the two middle values)
         MAD = median(|P - med|)
-        z   = (m - med) / (1.4826 * MAD)
+        s   = 1.4826 * MAD                                        (floor = 0, the default)
+        s   = max(1.4826 * MAD, floor * R * |med|)                (floor > 0)
+        z   = (m - med) / s
 
-    z is NaN while P has fewer than ``min_history`` values or m is not finite; where MAD == 0, z is
+    where R = the median, over the slices that have at least ``min_history`` finite past values
+    and med != 0 at this t, of each slice's relative spread 1.4826 * MAD / |med|. floor = 0.5 with
+    history = 60, min_history = 10 is the rule docs/algorithms/qa.md states (commit 50420ef:
+    "s = max(1.4826 MAD, 1/2 median over slices of (1.4826 MAD / median) * median)"); the defaults
+    here are the plain rule of the brief (history 30, min_history 5, no floor).
+
+    z is NaN while P has fewer than ``min_history`` values or m is not finite; where s == 0, z is
     0 if m == med and +inf / -inf otherwise (the sign of m - med). Input (T, Z) as returned by
     :func:`slice_means`; returns (T, Z) float64.
+
+    Caveat (measured in the self-test): without the floor and with few past volumes the MAD is a
+    noisy scale estimate, so z is heavy-tailed. On clean Gaussian data (10 slices, 20 seeds) max |z|
+    reached 5-23 over volumes 5..29 but stayed within ~3-6 once 30 volumes of history were there.
     """
     sm = np.asarray(slice_means_tz, dtype=np.float64)
     if sm.ndim != 2:
         raise ValueError("slice_means must be (T, Z)")
     if history < 1 or min_history < 1 or min_history > history:
         raise ValueError("need 1 <= min_history <= history")
+    if floor < 0:
+        raise ValueError("floor must be >= 0")
     t_n, z_n = sm.shape
     z = np.full((t_n, z_n), np.nan)
     for t in range(t_n):
         past = sm[max(0, t - history):t]
+        med = np.full(z_n, np.nan)
+        sd = np.full(z_n, np.nan)
         for k in range(z_n):
-            m = sm[t, k]
             p = past[:, k]
             p = p[np.isfinite(p)]
-            if p.size < min_history or not np.isfinite(m):
+            if p.size >= min_history:
+                med[k] = float(np.median(p))
+                sd[k] = MAD_TO_SD * float(np.median(np.abs(p - med[k])))
+        if floor > 0:
+            ok = np.isfinite(med) & (med != 0)
+            if ok.any():
+                rel = float(np.median(sd[ok] / np.abs(med[ok])))
+                sd = np.maximum(sd, floor * rel * np.abs(med))
+        for k in range(z_n):
+            m = sm[t, k]
+            if not np.isfinite(med[k]) or not np.isfinite(m):
                 continue
-            med = float(np.median(p))
-            mad = float(np.median(np.abs(p - med)))
-            if mad > 0:
-                z[t, k] = (m - med) / (MAD_TO_SD * mad)
-            elif m == med:
+            if sd[k] > 0:
+                z[t, k] = (m - med[k]) / sd[k]
+            elif m == med[k]:
                 z[t, k] = 0.0
             else:
-                z[t, k] = math.copysign(math.inf, m - med)
+                z[t, k] = math.copysign(math.inf, m - med[k])
     return z
 
 
@@ -646,6 +673,10 @@ def main(argv=None):
     ap.add_argument("--polort", type=int, default=0)
     ap.add_argument("--history", type=int, default=30)
     ap.add_argument("--min-history", type=int, default=5)
+    ap.add_argument("--z-floor", type=float, default=0.0, help="slice z scale floor (0.5: docs/algorithms/qa.md)")
+    ap.add_argument("--float32", action="store_true",
+                    help="hold the data as float32 (as rtfmri and AFNI do: scaled integers rounded once), the median "
+                         "volume of the quality index too")
     ap.add_argument("--maps", metavar="PREFIX", help="write PREFIX_{mean,sd,tsnr,slice_means,slice_z}.npy")
     args = ap.parse_args(argv)
 
@@ -653,6 +684,8 @@ def main(argv=None):
 
     img = nib.load(args.bold)
     data = np.asanyarray(img.dataobj).astype(np.float64)
+    if args.float32:
+        data = data.astype(np.float32).astype(np.float64)
     if data.ndim != 4:
         ap.error(f"{args.bold} is not 4D (shape {data.shape})")
     mask = None
@@ -666,9 +699,9 @@ def main(argv=None):
 
     gs = global_signal(data, mask)
     frac = outlier_fraction(data, mask, polort=args.polort)
-    qi = quality_index(data, mask)
+    qi = quality_index(data, mask, median_dtype=np.float32 if args.float32 else None)
     sm = slice_means(data, mask)
-    sz = slice_zscores(sm, history=args.history, min_history=args.min_history)
+    sz = slice_zscores(sm, history=args.history, min_history=args.min_history, floor=args.z_floor)
     zmin, zmax = _nanmin_max(sz)
 
     cols = ["volume", "global_signal", "outlier_fraction", "quality_index", "slice_z_min", "slice_z_max"]

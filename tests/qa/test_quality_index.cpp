@@ -3,7 +3,8 @@
 // (reference::quality_index: sorting, average ranks, Pearson in double) on odd grids with int16-like values (many ties)
 // and fresh random masks, within 1e-12 (both are exact up to the final division); scipy.stats.spearmanr's value on a
 // small list with ties within 1e-12; the device's median volume equals the voxel-wise median within a float rounding;
-// a volume ranked as the reference gives 0, one ranked in reverse 2; non-finite, constant and too-small inputs NaN.
+// a volume ranked as the reference gives 0, one ranked in reverse 2, a constant one 1 (AFNI's); non-finite inputs,
+// a constant reference and too small a mask NaN.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -85,7 +86,10 @@ TEST(QualityIndex, UndefinedCasesAndBadUse) {
   DeviceQualityIndex q(device, std::vector<uint8_t>(n, 1));
   EXPECT_THROW((void)q.quality(upload(device, std::vector<float>(n, 1.0f))), std::logic_error);
   q.set_reference(upload(device, {1, 2, 3, 4, 5, 6}));
-  EXPECT_TRUE(std::isnan(q.quality(upload(device, std::vector<float>(n, 7.0f))))) << "a constant volume";
+  EXPECT_EQ(q.quality(upload(device, std::vector<float>(n, 7.0f))), 1.0) << "a constant volume: 3dTqual's 1";
+  DeviceQualityIndex flat(device, std::vector<uint8_t>(n, 1));
+  flat.set_reference(upload(device, std::vector<float>(n, 2.0f)));
+  EXPECT_TRUE(std::isnan(flat.quality(upload(device, {1, 2, 3, 4, 5, 6})))) << "a constant reference";
   EXPECT_TRUE(std::isnan(q.quality(upload(device, {1, 2, std::nanf(""), 4, 5, 6})))) << "a NaN in the mask";
   EXPECT_THROW((void)q.quality(upload(device, {1, 2, 3})), std::invalid_argument);
   DeviceQualityIndex one(device, std::vector<uint8_t>{0, 1, 0});

@@ -1,0 +1,26 @@
+// `rtfmri qa BOLD --out PREFIX`'s work: the data quality of a whole 4D run on the device (docs/algorithms/qa.md):
+// per volume the global signal, DVARS, AFNI 3dToutcount's outlier fraction, 3dTqual's quality index and the slice
+// z-scores; per voxel the mean, SD and tSNR maps; and a summary with MRIQC's names (tsnr, aor, aqi).
+//   PREFIX_qa.tsv     one row per volume (columns in docs/algorithms/qa.md)
+//   PREFIX_qa.json    the summary: volumes, mask voxels, tsnr (median over the mask), aor, aqi, dvars, flagged slices
+//   PREFIX_mean.nii.gz, PREFIX_sd.nii.gz, PREFIX_tsnr.nii.gz, PREFIX_mask.nii.gz
+#pragma once
+
+#include <string>
+
+#include "core/device/device_opener.hpp"
+#include "core/qa/slice_zscores.hpp"
+
+namespace rtf {
+
+struct QaCommandOptions {
+  std::string input;  // 4D NIfTI, at least 2 volumes
+  std::string mask;   // "": a brain mask of the mean volume (core/mask/brain_mask.hpp); else one on the input's grid
+  std::string out;    // output prefix
+  SliceZScoreOptions slices;
+};
+
+// Throws std::invalid_argument for a 3D input, a mask on another grid or an empty mask, before anything is written.
+void run_qa_command(const QaCommandOptions& options, const DeviceOpener& open_device);
+
+}  // namespace rtf

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""`rtfmri qa` against the independent numpy/scipy reference tests/qa/qa_reference.py (tests/cli/qa_checks.sh).
+
+  qa_check.py PREFIX REF_TSV REF_PREFIX
+reads rtfmri's PREFIX_qa.tsv and PREFIX_{mean,sd,tsnr}.nii.gz and the reference's REF_TSV and REF_PREFIX_{mean,sd,
+tsnr,slice_z}.npy (qa_reference.py run with rtfmri's mask and the same slice options) and checks, per volume: the
+global signal within 1e-5 relative, the outlier fraction equal (AFNI's rule on the same floats; a value within 1e-5 of
+the threshold may fall either way, so at most one voxel's difference is allowed in at most one volume in a hundred),
+the quality index within 1e-4 relative, the worst slice z within 1e-4 relative (NaN where the reference's is); and the
+mean, SD and tSNR maps inside the mask within 1e-4 relative. Exit 0 when all agree; prints the largest differences."""
+import csv
+import sys
+
+import numpy as np
+
+from nifti_min import read_nifti
+
+
+def read_tsv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    return rows
+
+
+def number(text):
+    return np.nan if text in ("n/a", "nan", "") else float(text)
+
+
+def relative(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    both = np.isfinite(a) & np.isfinite(b)
+    if not np.array_equal(np.isfinite(a), np.isfinite(b)):
+        return np.inf
+    if not both.any():
+        return 0.0
+    return float(np.max(np.abs(a[both] - b[both]) / np.maximum(np.abs(b[both]), 1e-12)))
+
+
+def main():
+    prefix, ref_tsv, ref_prefix = sys.argv[1:4]
+    ours, ref = read_tsv(prefix + "_qa.tsv"), read_tsv(ref_tsv)
+    ok = True
+    if len(ours) != len(ref):
+        print(f"{len(ours)} rows against the reference's {len(ref)}")
+        return 1
+    mask = read_nifti(prefix + "_mask.nii.gz").reshape(-1, order="F") != 0
+    voxels = int(mask.sum())
+
+    def check(name, worst, tolerance):
+        nonlocal ok
+        print(f"{name}: largest difference {worst:.3g} (tolerance {tolerance:g})")
+        if not worst <= tolerance:
+            ok = False
+
+    check("global signal (relative)",
+          relative([number(r["global_signal"]) for r in ours], [number(r["global_signal"]) for r in ref]), 1e-5)
+    counts_ours = np.array([round(number(r["outlier_fraction"]) * voxels) for r in ours])
+    counts_ref = np.array([round(number(r["outlier_fraction"]) * voxels) for r in ref])
+    differ = np.abs(counts_ours - counts_ref)
+    print(f"outliers: {int(counts_ref.sum())} in all; volumes differing {int((differ > 0).sum())}, by at most "
+          f"{int(differ.max())} voxel(s)")
+    if differ.max() > 1 or (differ > 0).sum() > max(1, len(ours) // 100):
+        ok = False
+    check("quality index (relative)",
+          relative([number(r["quality_index"]) for r in ours], [number(r["quality_index"]) for r in ref]), 1e-4)
+    ref_z = np.load(ref_prefix + "_slice_z.npy")  # (T, Z)
+    worst_ref = []
+    for zs in ref_z:
+        finite = zs[np.isfinite(zs)]
+        worst_ref.append(finite[np.argmax(np.abs(finite))] if finite.size else np.nan)
+    check("worst slice z (relative)", relative([number(r["slice_z_worst"]) for r in ours], worst_ref), 1e-4)
+    for name in ("mean", "sd", "tsnr"):
+        got = read_nifti(f"{prefix}_{name}.nii.gz").reshape(-1, order="F")[mask]
+        want = np.load(f"{ref_prefix}_{name}.npy").reshape(-1, order="F")[mask]
+        check(f"{name} map in the mask (relative)", relative(got, want), 1e-4)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Command-line checks of `rtfmri qa` (docs/algorithms/qa.md): on real BOLD (nitime's fmri1 and fmri2, nipy's
+# functional) every per-volume value and the mean/SD/tSNR maps agree with the independent numpy/scipy reference
+# tests/qa/qa_reference.py (qa_check.py: global signal 1e-5, quality index, slice z and maps 1e-4 relative, outlier
+# counts equal); on a phantom without motion no slice is flagged, and a slice drop-out and a spike injected into it are
+# flagged at exactly their volume and slice; bad input (a 3D file, a mask on another grid, a threshold of 0) gives a
+# clear error and writes nothing.
+#   usage: qa_checks.sh RTFMRI DATA_DIR WORK_DIR
+set -uo pipefail
+RTFMRI=$1
+DATA=$2
+WORK=$3
+PY=/usr/bin/python3  # Debian's, with python3-scipy and python3-nibabel (scripts/setup.sh)
+HERE="$(dirname "${BASH_SOURCE[0]}")"
+if ! "$PY" -c 'import numpy, scipy, nibabel' 2>/dev/null; then
+  echo "SKIP: $PY has no numpy/scipy/nibabel (scripts/setup.sh installs them)"
+  exit 77
+fi
+rm -rf "$WORK" && mkdir -p "$WORK"
+# shellcheck source=check_lib.sh
+source "$HERE/check_lib.sh"
+W=$WORK
+show() { [[ -f $1 ]] && sed "s/^/    /" "$1"; }
+# rtfmri qa's slice defaults (qa_reference.py's are others), and the data held as float32, as rtfmri and AFNI hold them
+REF_OPTIONS=(--history 60 --min-history 10 --z-floor 0.5 --float32)
+
+for bold in nitime/fmri1.nii.gz nitime/fmri2.nii.gz nipy/functional.nii.gz; do
+  name=$(basename "$bold" .nii.gz)
+  if [[ ! -f $DATA/$bold ]]; then
+    echo "note: $DATA/$bold is missing (scripts/fetch-data.sh); not checked"
+    continue
+  fi
+  expect_ok "$name: qa" 'qa: tSNR' "$RTFMRI" qa "$DATA/$bold" --out "$W/$name"
+  if "$PY" "$HERE/../qa/qa_reference.py" "$DATA/$bold" --mask "$W/${name}_mask.nii.gz" --out "$W/${name}_ref.tsv" \
+    "${REF_OPTIONS[@]}" --maps "$W/${name}_ref" >"$W/${name}_ref.log" 2>&1 &&
+    "$PY" "$HERE/qa_check.py" "$W/$name" "$W/${name}_ref.tsv" "$W/${name}_ref" >"$W/${name}_check.log" 2>&1; then
+    pass "$name: every value = the numpy/scipy reference ($(grep -c '' "$W/${name}_qa.tsv") rows)"
+  else
+    fail "$name: against the reference"
+    show "$W/${name}_ref.log"
+    show "$W/${name}_check.log"
+  fi
+done
+
+# The phantom: clean, then with a slice drop-out (volume 30, slice 14 halved) and a spike (volume 45, slice 5 x 1.5).
+TEMPLATE=$DATA/mricron/ch2bet.nii.gz
+if [[ -f $TEMPLATE ]]; then
+  expect_ok "phantom" 'phantom:' "$RTFMRI" sim phantom --out "$W/ph" --template "$TEMPLATE" --grid 32x38x28 --voxel 5 \
+    --volumes 60 --tr 1 --motion none --seed 3
+  expect_ok "qa of the clean phantom" '0 slice\(s\) flagged' "$RTFMRI" qa "$W/ph/bold.nii.gz" --out "$W/clean"
+  "$PY" "$HERE/qa_artefacts.py" "$W/ph/bold.nii.gz" "$W/artefacts.nii" 30:14:0.5 45:5:1.5 ||
+    fail "injecting the artefacts"
+  expect_ok "qa with a drop-out and a spike" '2 slice\(s\) flagged' "$RTFMRI" qa "$W/artefacts.nii" --out "$W/art"
+  if "$PY" - "$W/art_qa.json" <<'PYEOF'; then
+import json, sys
+flagged = json.load(open(sys.argv[1]))["flagged_slices"]
+where = [(f["volume"], f["slice"], f["z"]) for f in flagged]
+assert [(v, s) for v, s, _ in where] == [(30, 14), (45, 5)], where
+assert where[0][2] < -8 and where[1][2] > 8, where
+PYEOF
+    pass "the drop-out flagged at volume 30 slice 14 (z < 0), the spike at volume 45 slice 5 (z > 0), nothing else"
+  else
+    fail "flagged slices: $(cat "$W/art_qa.json")"
+  fi
+else
+  echo "note: $TEMPLATE is missing; the phantom checks are skipped"
+fi
+
+# Bad input: a clear error, nothing written.
+BOLD=$DATA/nitime/fmri1.nii.gz
+if [[ -f $BOLD ]]; then
+  expect_error "a 3D input" 'qa needs a 4D series of at least 2 volumes' \
+    "$RTFMRI" qa "$W/fmri1_mean.nii.gz" --out "$W/bad3d"
+  if [[ -f $TEMPLATE ]]; then
+    expect_error "a mask on another grid" 'grid' "$RTFMRI" qa "$BOLD" --mask "$W/ph/brain_mask.nii.gz" --out "$W/badmask"
+  fi
+  expect_error "a slice threshold of 0" 'slice-threshold' "$RTFMRI" qa "$BOLD" --out "$W/badz" --slice-threshold 0
+  leftovers=$(find "$W" -maxdepth 1 -name 'bad*' | wc -l)
+  if [[ $leftovers -eq 0 ]]; then pass "nothing written by a refused run"; else fail "$leftovers file(s) left"; fi
+fi
+echo "$failures failure(s)"
+[[ $failures -eq 0 ]]
