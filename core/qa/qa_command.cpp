@@ -1,5 +1,6 @@
-// `rtfmri qa`'s work (core/qa/qa_command.hpp): the run on the device once (outliers, medians), then volume by volume
-// through one staging buffer (moments, slice means, DVARS, quality index); the files written as one set.
+// `rtfmri qa`'s work (core/qa/qa_command.hpp): the whole run on the device at once (outliers, the median volume, every
+// volume's quality index), then volume by volume through one staging buffer (moments, slice means, DVARS); the files
+// written as one set.
 #include "core/qa/qa_command.hpp"
 
 #include <fmt/format.h>
@@ -82,14 +83,23 @@ double finite_mean(const std::vector<double>& values) {
 void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) {
   const Stopwatch clock;
   const SliceZScores check_options(o.slices);  // refuses bad options before the input is read
+  nlohmann::json timing;                       // seconds per phase, for the summary
+  Stopwatch phase;
+  const auto lap = [&](const char* name) {
+    timing[name] = phase.seconds();
+    phase = Stopwatch();
+  };
   const Image bold = read_nifti(o.input);
   if (bold.nt() < 2) {
     throw std::invalid_argument(
         fmt::format("{}: qa needs a 4D series of at least 2 volumes (it has {})", o.input, bold.nt()));
   }
   std::vector<uint8_t> mask = o.mask.empty() ? std::vector<uint8_t>{} : read_mask(o, bold);
+  lap("read");
   auto device = open_device();
+  lap("device");
   if (mask.empty()) mask = compute_brain_mask(*device, bold, {.volume = -1}).inside;
+  lap("mask");
   const auto mask_voxels = std::count_if(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; });
   if (mask_voxels == 0) {
     throw std::invalid_argument(fmt::format("{}: the mask has no voxel inside", o.mask.empty() ? o.input : o.mask));
@@ -104,13 +114,17 @@ void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) 
   const cl_command_queue q = device->queue();
   DeviceBuffer<float> run(*device, static_cast<size_t>(voxels) * static_cast<size_t>(nt));
   run.write(q, std::span<const float>(bold.data()));
+  lap("upload");
   DeviceOutlierCount outliers(*device, mask, nt);
   const std::vector<int64_t> outlier_counts = outliers.count_every_volume(run, nt);
+  lap("outliers");
   DeviceBuffer<float> median(*device, static_cast<size_t>(voxels));
   median.fill(q, 0.0f);
   outliers.medians(run, nt, median);
   DeviceQualityIndex quality(*device, mask);
   quality.set_reference(median);
+  const std::vector<double> qualities_per_volume = quality.quality_every_volume(run, nt);
+  lap("quality_index");
 
   // Volume by volume.
   DeviceVoxelMoments moments(*device, voxels);
@@ -128,12 +142,13 @@ void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) 
     r.global = means.global;
     r.slices = slice_z.next(means.slice);
     r.dvars = dvars.next(volume);
-    r.quality = quality.quality(volume);
+    r.quality = qualities_per_volume[static_cast<size_t>(t)];
     r.outliers = outlier_counts[static_cast<size_t>(t)];
     r.outlier_fraction = static_cast<double>(r.outliers) / static_cast<double>(mask_voxels);
     progress(t + 1, nt);
   }
   const MomentMaps maps = moments.read_maps();
+  lap("volumes");
 
   // The summary, MRIQC's names where it has them.
   std::vector<double> tsnr_in_mask, fractions, qualities, dvars_values;
@@ -172,6 +187,7 @@ void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) 
                                   {"dvars_mean", json_number(finite_mean(dvars_values))},
                                   {"slice_threshold", o.slices.threshold},
                                   {"flagged_slices", flagged},
+                                  {"timing", timing},
                                   {"seconds", clock.seconds()}};
 
   io::OutputSet outputs;  // every file under its final name only when all are written
@@ -187,6 +203,12 @@ void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) 
   write_nifti(outputs.add(o.out + "_mask.nii.gz"), Image(map_header, std::vector<float>(mask.begin(), mask.end())),
               DataType::kUint8);
   outputs.commit();
+  spdlog::info(
+      "qa: read {:.2f} s, mask {:.2f} s, upload {:.2f} s, outliers {:.2f} s, quality index {:.2f} s, volumes "
+      "{:.2f} s, writing {:.2f} s",
+      timing["read"].get<double>(), timing["mask"].get<double>(), timing["upload"].get<double>(),
+      timing["outliers"].get<double>(), timing["quality_index"].get<double>(), timing["volumes"].get<double>(),
+      phase.seconds());
   spdlog::info(
       "qa: tSNR {:.1f} (median in the mask), outliers {:.4f} of the mask a volume, quality index {:.4f}, {} "
       "slice(s) flagged -> {}_qa.tsv, _qa.json, _mean/_sd/_tsnr/_mask.nii.gz ({:.2f} s)",

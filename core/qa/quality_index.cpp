@@ -1,8 +1,10 @@
-// DeviceQualityIndex: gather, sort, rank (per volume), then one sums launch and 64 partial triples added on the host.
+// DeviceQualityIndex: per batch of rows one gather, the bitonic sort's steps, one rank launch and one sums launch, and
+// the partial triples added on the host.
 #include "core/qa/quality_index.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -13,18 +15,19 @@ namespace rtf {
 
 namespace {
 constexpr size_t kAnyLocal = 64;
+constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
-DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> mask)
-    : device_(device),
-      voxels_(static_cast<int64_t>(mask.size())),
-      gather_(device.kernel("rank_correlation.cl", "gather_masked", {fmt::format("LOCAL_SIZE={}", kLocalSize)})),
-      bitonic_(device.kernel("rank_correlation.cl", "bitonic_step", {fmt::format("LOCAL_SIZE={}", kLocalSize)})),
-      ranks_kernel_(device.kernel("rank_correlation.cl", "average_ranks", {fmt::format("LOCAL_SIZE={}", kLocalSize)})),
-      sums_(device.kernel("rank_correlation.cl", "rank_sums", {fmt::format("LOCAL_SIZE={}", kLocalSize)})) {
+DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> mask, int64_t batch_bytes)
+    : device_(device), voxels_(static_cast<int64_t>(mask.size())) {
   if (mask.empty() || voxels_ > std::numeric_limits<int>::max() / 2) {
     throw std::invalid_argument(fmt::format("DeviceQualityIndex: a mask of {} voxels", mask.size()));
   }
+  const std::vector<std::string> defines{fmt::format("LOCAL_SIZE={}", kLocalSize)};
+  gather_ = device.kernel("rank_correlation.cl", "gather_masked", defines);
+  bitonic_ = device.kernel("rank_correlation.cl", "bitonic_step", defines);
+  ranks_kernel_ = device.kernel("rank_correlation.cl", "average_ranks", defines);
+  sums_ = device.kernel("rank_correlation.cl", "rank_sums", defines);
   std::vector<int> masked;
   for (size_t v = 0; v < mask.size(); ++v) {
     if (mask[v] != 0) masked.push_back(static_cast<int>(v));
@@ -32,57 +35,97 @@ DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> 
   count_ = static_cast<int>(masked.size());
   while (padded_ < count_) padded_ *= 2;
   const auto n = static_cast<size_t>(std::max(count_, 1));
+  const int64_t row_bytes = int64_t{4} * (2 * static_cast<int64_t>(n) + padded_) + 8 * 3 * kGroups;
+  max_rows_ = static_cast<int>(std::clamp<int64_t>(batch_bytes / row_bytes, 1, 4096));
+  const auto rows = static_cast<size_t>(max_rows_);
   masked_ = DeviceBuffer<int>(device, n);
   if (count_ > 0) masked_.write(device.queue(), masked);
-  bad_ = DeviceBuffer<int>(device, 1);
+  bad_ = DeviceBuffer<int>(device, rows);
   reference_ranks_ = DeviceBuffer<int>(device, n);
-  volume_ranks_ = DeviceBuffer<int>(device, n);
-  values_ = DeviceBuffer<float>(device, n);
-  sorted_ = DeviceBuffer<float>(device, static_cast<size_t>(padded_));
-  partials_ = DeviceBuffer<int64_t>(device, 3 * kGroups);
+  ranks_ = DeviceBuffer<int>(device, n * rows);
+  values_ = DeviceBuffer<float>(device, n * rows);
+  sorted_ = DeviceBuffer<float>(device, static_cast<size_t>(padded_) * rows);
+  partials_ = DeviceBuffer<int64_t>(device, 3 * kGroups * rows);
 }
 
-bool DeviceQualityIndex::rank(const DeviceBuffer<float>& volume, DeviceBuffer<int>& ranks) {
-  if (volume.size() < static_cast<size_t>(voxels_)) {
-    throw std::invalid_argument(
-        fmt::format("DeviceQualityIndex: a volume of {} floats for a mask of {} voxels", volume.size(), voxels_));
+void DeviceQualityIndex::check(const DeviceBuffer<float>& volumes, int count) const {
+  if (count < 1 || volumes.size() < static_cast<size_t>(voxels_) * static_cast<size_t>(count)) {
+    throw std::invalid_argument(fmt::format("DeviceQualityIndex: {} floats for {} volume(s) of a mask of {} voxels",
+                                            volumes.size(), count, voxels_));
   }
+}
+
+std::vector<bool> DeviceQualityIndex::rank(const DeviceBuffer<float>& volumes, int first, int rows,
+                                           DeviceBuffer<int>& ranks) {
   const cl_command_queue q = device_.queue();
+  const auto r = static_cast<size_t>(rows);
   bad_.fill(q, 0);
-  set_args(gather_, volume, masked_, count_, padded_, values_, sorted_, bad_);
-  launch<1>(q, gather_, {static_cast<size_t>(padded_)}, {kAnyLocal});
+  set_args(gather_, volumes, static_cast<int>(voxels_), first, masked_, count_, padded_, values_, sorted_, bad_);
+  launch<2>(q, gather_, {static_cast<size_t>(padded_), r}, {kAnyLocal, 1});
   for (int k = 2; k <= padded_; k *= 2) {
     for (int j = k / 2; j > 0; j /= 2) {
       set_args(bitonic_, sorted_, padded_, k, j);
-      launch<1>(q, bitonic_, {static_cast<size_t>(padded_)}, {kAnyLocal});
+      launch<2>(q, bitonic_, {static_cast<size_t>(padded_), r}, {kAnyLocal, 1});
     }
   }
-  set_args(ranks_kernel_, values_, sorted_, count_, ranks);
-  launch<1>(q, ranks_kernel_, {static_cast<size_t>(count_)}, {kAnyLocal});
-  return bad_.read_all(q)[0] == 0;
+  set_args(ranks_kernel_, values_, sorted_, count_, padded_, ranks);
+  launch<2>(q, ranks_kernel_, {static_cast<size_t>(count_), r}, {kAnyLocal, 1});
+  std::vector<int> bad(r);
+  bad_.read(q, bad);
+  std::vector<bool> finite(r);
+  for (size_t i = 0; i < r; ++i) finite[i] = bad[i] == 0;
+  return finite;
 }
 
 void DeviceQualityIndex::set_reference(const DeviceBuffer<float>& reference) {
+  check(reference, 1);
   reference_set_ = true;
-  reference_finite_ = count_ > 0 && rank(reference, reference_ranks_);
+  reference_finite_ = count_ > 0 && rank(reference, 0, 1, reference_ranks_)[0];
+}
+
+std::vector<double> DeviceQualityIndex::correlate(int rows, const std::vector<bool>& finite) {
+  const auto r = static_cast<size_t>(rows);
+  set_args(sums_, ranks_, reference_ranks_, count_, partials_);
+  launch<2>(device_.queue(), sums_, {static_cast<size_t>(kGroups) * kLocalSize, r}, {size_t{kLocalSize}, 1});
+  std::vector<int64_t> partials(3 * kGroups * r);
+  partials_.read(device_.queue(), partials);
+  std::vector<double> out(r, kUndefined);
+  for (size_t row = 0; row < r; ++row) {
+    int64_t ab = 0, aa = 0, bb = 0;
+    for (size_t g = 0; g < kGroups; ++g) {
+      const size_t at = 3 * (row * kGroups + g);
+      ab += partials[at];
+      aa += partials[at + 1];
+      bb += partials[at + 2];
+    }
+    if (!finite[row] || bb == 0) continue;  // a constant reference ranks nothing
+    // A constant volume: correlation 0, as AFNI's 3dTqual gives it.
+    out[row] =
+        aa == 0 ? 1.0 : 1.0 - static_cast<double>(ab) / std::sqrt(static_cast<double>(aa) * static_cast<double>(bb));
+  }
+  return out;
 }
 
 double DeviceQualityIndex::quality(const DeviceBuffer<float>& volume) {
+  return quality_every_volume(volume, 1)[0];
+}
+
+std::vector<double> DeviceQualityIndex::quality_every_volume(const DeviceBuffer<float>& run, int volumes) {
   if (!reference_set_) throw std::logic_error("DeviceQualityIndex: no reference volume set");
-  constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
-  if (count_ < 2 || !reference_finite_ || !rank(volume, volume_ranks_)) return kUndefined;
-  set_args(sums_, volume_ranks_, reference_ranks_, count_, partials_);
-  launch<1>(device_.queue(), sums_, {static_cast<size_t>(kGroups) * kLocalSize}, {size_t{kLocalSize}});
-  const std::vector<int64_t> partials = partials_.read_all(device_.queue());
-  int64_t ab = 0, aa = 0, bb = 0;
-  for (int g = 0; g < kGroups; ++g) {
-    ab += partials[static_cast<size_t>(3 * g)];
-    aa += partials[static_cast<size_t>(3 * g + 1)];
-    bb += partials[static_cast<size_t>(3 * g + 2)];
+  check(run, volumes);
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(volumes));
+  for (int first = 0; first < volumes; first += max_rows_) {
+    const int rows = std::min(max_rows_, volumes - first);
+    if (count_ < 2 || !reference_finite_) {
+      out.insert(out.end(), static_cast<size_t>(rows), kUndefined);
+      continue;
+    }
+    const std::vector<bool> finite = rank(run, first, rows, ranks_);
+    const std::vector<double> batch = correlate(rows, finite);
+    out.insert(out.end(), batch.begin(), batch.end());
   }
-  if (bb == 0) return kUndefined;  // a constant reference ranks nothing
-  if (aa == 0) return 1.0;         // a constant volume: correlation 0, as AFNI's 3dTqual gives it
-  return 1.0 - static_cast<double>(ab) / std::sqrt(static_cast<double>(aa) * static_cast<double>(bb));
+  return out;
 }
 
 }  // namespace rtf

@@ -1,7 +1,8 @@
 // DeviceQualityIndex: AFNI 3dTqual's quality index of a volume, 1 - Spearman's rank correlation with a reference volume
 // (the run's voxel-wise median volume, DeviceOutlierCount::medians) over a mask, on the device and exact: average ranks
 // of tied values as integers (a bitonic sort, then each value's first and last place), integer sums
-// (kernels/rank_correlation.cl). docs/algorithms/qa.md.
+// (kernels/rank_correlation.cl). One volume (live), or every volume of a run in batches of rows (offline: the sort's
+// launches shared by the batch). docs/algorithms/qa.md.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +16,8 @@ namespace rtf {
 
 class DeviceQualityIndex {
  public:
-  // `mask`: one byte per voxel (non-zero: inside).
-  DeviceQualityIndex(Device& device, std::span<const uint8_t> mask);
+  // `mask`: one byte per voxel (non-zero: inside); `batch_bytes`: device memory for the rows of one batch.
+  DeviceQualityIndex(Device& device, std::span<const uint8_t> mask, int64_t batch_bytes = int64_t{512} << 20);
 
   // The volume the others are compared with (at least the mask's voxels); its ranks are kept.
   void set_reference(const DeviceBuffer<float>& reference);
@@ -24,22 +25,29 @@ class DeviceQualityIndex {
   // 1 for a constant volume (correlation 0, as AFNI's 3dTqual). NaN when the volume or the reference has a non-finite
   // value in the mask, the reference is constant there, or the mask has fewer than 2 voxels.
   double quality(const DeviceBuffer<float>& volume);
+  // The same for each of the `volumes` volumes of `run` (volume t at t * the mask's voxels).
+  std::vector<double> quality_every_volume(const DeviceBuffer<float>& run, int volumes);
 
   int64_t mask_voxels() const { return count_; }
 
  private:
   static constexpr int kLocalSize = 256;
   static constexpr int kGroups = 64;
-  // Ranks of `volume`'s masked values into `ranks`; false when one of them is not finite.
-  bool rank(const DeviceBuffer<float>& volume, DeviceBuffer<int>& ranks);
+  // Ranks of the masked values of volumes first .. first + rows - 1 of `volumes` into the first rows of `ranks`;
+  // per row, whether every value was finite.
+  std::vector<bool> rank(const DeviceBuffer<float>& volumes, int first, int rows, DeviceBuffer<int>& ranks);
+  // The quality index of each of the first `rows` rows of `ranks_` against the reference.
+  std::vector<double> correlate(int rows, const std::vector<bool>& finite);
+  void check(const DeviceBuffer<float>& volumes, int count) const;
 
   Device& device_;
   int64_t voxels_;
   int count_ = 0;
   int padded_ = 1;
+  int max_rows_ = 1;
   bool reference_set_ = false, reference_finite_ = false;
   ClKernel gather_, bitonic_, ranks_kernel_, sums_;
-  DeviceBuffer<int> masked_, bad_, reference_ranks_, volume_ranks_;
+  DeviceBuffer<int> masked_, bad_, reference_ranks_, ranks_;
   DeviceBuffer<float> values_, sorted_;
   DeviceBuffer<int64_t> partials_;
 };

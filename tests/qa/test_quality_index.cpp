@@ -2,7 +2,8 @@
 // DeviceQualityIndex (AFNI 3dTqual: 1 - Spearman's rho with the median volume) against the double reference
 // (reference::quality_index: sorting, average ranks, Pearson in double) on odd grids with int16-like values (many ties)
 // and fresh random masks, within 1e-12 (both are exact up to the final division); scipy.stats.spearmanr's value on a
-// small list with ties within 1e-12; the device's median volume equals the voxel-wise median within a float rounding;
+// small list with ties within 1e-12; every volume of a run at once (in batches of 2 or 3 rows and in one) the same; the
+// device's median volume equals the voxel-wise median within a float rounding;
 // a volume ranked as the reference gives 0, one ranked in reverse 2, a constant one 1 (AFNI's); non-finite inputs,
 // a constant reference and too small a mask NaN.
 #include <gtest/gtest.h>
@@ -73,9 +74,19 @@ TEST(QualityIndex, MatchesTheReferenceAgainstTheMedianVolume) {
     }
     DeviceQualityIndex q(device, mask);
     q.set_reference(median);
-    for (const auto& volume : volumes) {
-      const double want = reference::quality_index(volume, median_host, mask);
-      EXPECT_NEAR(q.quality(upload(device, volume)), want, 1e-12) << voxels << " voxels";
+    // Every volume at once, in batches of 2 or 3 rows (a small memory budget) and of all 9.
+    const int64_t two_rows =
+        2 * (4 * (2 * int64_t{std::max<int64_t>(q.mask_voxels(), 1)} + 2 * q.mask_voxels()) + 8 * 3 * 64);
+    DeviceQualityIndex batched(device, mask, two_rows);
+    batched.set_reference(median);
+    const std::vector<double> every = batched.quality_every_volume(series, n);
+    const std::vector<double> every_at_once = q.quality_every_volume(series, n);
+    ASSERT_EQ(every.size(), static_cast<size_t>(n));
+    for (size_t t = 0; t < volumes.size(); ++t) {
+      const double want = reference::quality_index(volumes[t], median_host, mask);
+      EXPECT_NEAR(q.quality(upload(device, volumes[t])), want, 1e-12) << voxels << " voxels, volume " << t;
+      EXPECT_EQ(every[t], every_at_once[t]) << "small batches, volume " << t;
+      EXPECT_NEAR(every[t], want, 1e-12) << voxels << " voxels, volume " << t;
     }
   }
 }
