@@ -1,4 +1,4 @@
-// `rtfmri qa BOLD --out PREFIX [--mask M]`: the data quality of a 4D run (core/qa/qa_command.hpp,
+// `rtfmri qa BOLD --out PREFIX [--mask M] [--motion FILE]`: the data quality of a 4D run (core/qa/qa_command.hpp,
 // docs/algorithms/qa.md).
 #include <memory>
 
@@ -28,7 +28,44 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->add_option("--slice-threshold", o->slices.threshold, "|z| above which a slice is flagged (drop-out or spike)")
       ->check(rtf::cli::positive())
       ->capture_default_str();
-  cmd->callback([o, &globals] { rtf::run_qa_command(*o, [&globals] { return rtf::cli::open_device(globals); }); });
+  auto fd_filter = std::make_shared<std::string>("none");
+  auto censor = std::make_shared<std::string>("firmm");
+  cmd->add_option("--motion", o->motion,
+                  "Motion parameters, one row per volume (rtfmri's motion.tsv / PREFIX_fd.tsv, or FSL's .par): adds "
+                  "FD (Power, 50 mm) per volume and FIRMM's usable-data tally to the outputs")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tr", o->tr_s, "TR in seconds (default: the header's)")->check(rtf::cli::positive());
+  cmd->add_option("--fd-filter", *fd_filter,
+                  "Respiration filter of the motion parameters before FD, for fast TRs (Fair et al. 2020): notch over "
+                  "--fd-band-low..--fd-band-high, or lowpass below --fd-cutoff")
+      ->check(CLI::IsMember({"none", "notch", "lowpass"}))
+      ->capture_default_str();
+  cmd->add_option("--fd-band-low", o->fd_filter.band_low_bpm, "Notch: lowest respiration rate, breaths per minute")
+      ->check(rtf::cli::positive())
+      ->capture_default_str();
+  cmd->add_option("--fd-band-high", o->fd_filter.band_high_bpm, "Notch: highest respiration rate, breaths per minute")
+      ->check(rtf::cli::positive())
+      ->capture_default_str();
+  cmd->add_option("--fd-cutoff", o->fd_filter.cutoff_bpm, "Low-pass cutoff, breaths per minute")
+      ->check(rtf::cli::positive())
+      ->capture_default_str();
+  cmd->add_option("--fd-thresholds", o->fd_thresholds, "FD thresholds (mm) of the usable-data tally")
+      ->delimiter(',')
+      ->check(rtf::cli::positive())
+      ->capture_default_str();
+  cmd->add_option("--target-minutes", o->target_minutes, "Usable minutes sought: the tally predicts the time to them")
+      ->check(rtf::cli::positive())
+      ->capture_default_str();
+  cmd->add_option("--censor", *censor,
+                  "firmm: keep frames with FD below the threshold (FIRMM); power2014: also censor the frame before and "
+                  "the two after, then runs of fewer than 5 frames")
+      ->check(CLI::IsMember({"firmm", "power2014"}))
+      ->capture_default_str();
+  cmd->callback([o, fd_filter, censor, &globals] {
+    o->fd_filter.kind = rtf::parse_fd_filter(*fd_filter);
+    o->censor = rtf::parse_censor_rule(*censor);
+    rtf::run_qa_command(*o, [&globals] { return rtf::cli::open_device(globals); });
+  });
 }
 
 RTF_REGISTER_COMMAND(62, setup);

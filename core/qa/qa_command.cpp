@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "core/image/same_grid.hpp"
@@ -18,6 +19,8 @@
 #include "core/io/output_set.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "core/motion/device_dvars.hpp"
+#include "core/motion/motion_files.hpp"
+#include "core/motion/motion_metrics.hpp"
 #include "core/qa/outlier_count.hpp"
 #include "core/qa/quality_index.hpp"
 #include "core/qa/slice_means.hpp"
@@ -31,6 +34,7 @@ namespace {
 
 struct VolumeRow {
   double global = 0, dvars = 0, outlier_fraction = 0, quality = 0;
+  double fd = std::numeric_limits<double>::quiet_NaN();  // with --motion
   int64_t outliers = 0;
   SliceZ slices;
 };
@@ -49,18 +53,20 @@ std::string cell(double x) {
   return std::isfinite(x) ? fmt::format("{:.6g}", x) : "n/a";
 }
 
-std::string table(const std::vector<VolumeRow>& rows) {
+std::string table(const std::vector<VolumeRow>& rows, bool with_fd) {
   std::string out =
       "volume\tglobal_signal\tdvars\toutliers\toutlier_fraction\tquality_index\tslice_z_worst\tworst_slice\t"
-      "flagged_slices\n";
+      "flagged_slices";
+  out += with_fd ? "\tfd\n" : "\n";
   for (size_t t = 0; t < rows.size(); ++t) {
     const VolumeRow& r = rows[t];
     std::string flagged;
     for (const int z : r.slices.flagged) flagged += (flagged.empty() ? "" : ",") + std::to_string(z);
     out += fmt::format(
-        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", t, cell(r.global), cell(r.dvars), r.outliers, cell(r.outlier_fraction),
+        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}", t, cell(r.global), cell(r.dvars), r.outliers, cell(r.outlier_fraction),
         cell(r.quality), r.slices.worst_slice < 0 ? "n/a" : cell(r.slices.worst_z),
         r.slices.worst_slice < 0 ? "n/a" : std::to_string(r.slices.worst_slice), flagged.empty() ? "n/a" : flagged);
+    out += with_fd ? "\t" + cell(r.fd) + "\n" : "\n";
   }
   return out;
 }
@@ -83,7 +89,13 @@ double finite_mean(const std::vector<double>& values) {
 void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) {
   const Stopwatch clock;
   const SliceZScores check_options(o.slices);  // refuses bad options before the input is read
-  nlohmann::json timing;                       // seconds per phase, for the summary
+  const std::vector<RigidParams> motion = o.motion.empty() ? std::vector<RigidParams>{} : read_motion_file(o.motion);
+  for (const double threshold : o.fd_thresholds) {
+    if (!(threshold > 0) || !std::isfinite(threshold)) {
+      throw std::invalid_argument(fmt::format("FD thresholds must be numbers > 0 mm (got {})", threshold));
+    }
+  }
+  nlohmann::json timing;  // seconds per phase, for the summary
   Stopwatch phase;
   const auto lap = [&](const char* name) {
     timing[name] = phase.seconds();
@@ -94,6 +106,17 @@ void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) 
     throw std::invalid_argument(
         fmt::format("{}: qa needs a 4D series of at least 2 volumes (it has {})", o.input, bold.nt()));
   }
+  const double tr_s = o.tr_s > 0 ? o.tr_s : bold.header().tr_s;
+  if (!motion.empty() && motion.size() != static_cast<size_t>(bold.nt())) {
+    throw std::invalid_argument(
+        fmt::format("{}: {} rows of motion for {} volumes of {}", o.motion, motion.size(), bold.nt(), o.input));
+  }
+  if (!motion.empty() && !(tr_s > 0)) {
+    throw std::invalid_argument(
+        fmt::format("{} has no TR in its header: give --tr for the usable-data tally", o.input));
+  }
+  std::optional<MotionFilter> motion_filter;
+  if (!motion.empty()) motion_filter.emplace(o.fd_filter, tr_s);  // refuses a band it cannot design at this TR
   std::vector<uint8_t> mask = o.mask.empty() ? std::vector<uint8_t>{} : read_mask(o, bold);
   lap("read");
   auto device = open_device();
@@ -177,21 +200,49 @@ void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) 
     }
   }
   const auto json_number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
-  const nlohmann::json summary = {{"input", o.input},
-                                  {"volumes", nt},
-                                  {"mask_voxels", mask_voxels},
-                                  {"mask", o.mask.empty() ? "brain mask of the mean volume" : o.mask},
-                                  {"tsnr", json_number(tsnr_median)},
-                                  {"aor", json_number(finite_mean(fractions))},
-                                  {"aqi", json_number(finite_mean(qualities))},
-                                  {"dvars_mean", json_number(finite_mean(dvars_values))},
-                                  {"slice_threshold", o.slices.threshold},
-                                  {"flagged_slices", flagged},
-                                  {"timing", timing},
-                                  {"seconds", clock.seconds()}};
+  nlohmann::json summary = {{"input", o.input},
+                            {"volumes", nt},
+                            {"mask_voxels", mask_voxels},
+                            {"mask", o.mask.empty() ? "brain mask of the mean volume" : o.mask},
+                            {"tsnr", json_number(tsnr_median)},
+                            {"aor", json_number(finite_mean(fractions))},
+                            {"aqi", json_number(finite_mean(qualities))},
+                            {"dvars_mean", json_number(finite_mean(dvars_values))},
+                            {"slice_threshold", o.slices.threshold},
+                            {"flagged_slices", flagged},
+                            {"timing", timing},
+                            {"seconds", clock.seconds()}};
+  if (!motion.empty()) {
+    // FD of the filtered parameters (Power et al. 2012, 50 mm), MRIQC's summaries of it, FIRMM's tally.
+    std::vector<double> fd;
+    RigidParams previous;
+    for (size_t t = 0; t < motion.size(); ++t) {
+      const RigidParams p = motion_filter->next(motion[t]);
+      fd.push_back(t == 0 ? 0.0 : framewise_displacement(previous, p, 50.0));
+      rows[t].fd = fd.back();
+      previous = p;
+    }
+    const auto over = std::count_if(fd.begin(), fd.end(), [](double x) { return x > 0.2; });
+    summary["fd_mean"] = json_number(finite_mean(fd));
+    summary["fd_num"] = over;
+    summary["fd_perc"] = 100.0 * static_cast<double>(over) / static_cast<double>(fd.size());
+    summary["fd_filter"] = o.fd_filter.kind == FdFilterKind::kNone    ? "none"
+                           : o.fd_filter.kind == FdFilterKind::kNotch ? "notch"
+                                                                      : "lowpass";
+    summary["censor"] = o.censor == CensorRule::kFirmm ? "firmm" : "power2014";
+    nlohmann::json usable = nlohmann::json::array();
+    for (const UsableTally& u : usable_tally(fd, tr_s, o.fd_thresholds, o.target_minutes, o.censor)) {
+      usable.push_back({{"fd_threshold_mm", u.threshold_mm},
+                        {"frames", u.frames},
+                        {"minutes", u.minutes},
+                        {"target_minutes", o.target_minutes},
+                        {"minutes_to_target", json_number(u.minutes_to_target)}});
+    }
+    summary["usable"] = usable;
+  }
 
   io::OutputSet outputs;  // every file under its final name only when all are written
-  write_text_atomically(outputs.add(o.out + "_qa.tsv"), table(rows));
+  write_text_atomically(outputs.add(o.out + "_qa.tsv"), table(rows, !o.motion.empty()));
   write_text_atomically(outputs.add(o.out + "_qa.json"), summary.dump(2) + "\n");
   ImageHeader map_header = h;
   map_header.num_volumes = 1;

@@ -2,14 +2,18 @@
 // per volume the global signal, DVARS, AFNI 3dToutcount's outlier fraction, 3dTqual's quality index and the slice
 // z-scores; per voxel the mean, SD and tSNR maps; and a summary with MRIQC's names (tsnr, aor, aqi).
 //   PREFIX_qa.tsv     one row per volume (columns in docs/algorithms/qa.md)
-//   PREFIX_qa.json    the summary: volumes, mask voxels, tsnr (median over the mask), aor, aqi, dvars, flagged slices
+//   PREFIX_qa.json    the summary: volumes, mask voxels, tsnr (median over the mask), aor, aqi, dvars, flagged slices;
+//                     with --motion fd_mean, fd_num, fd_perc (MRIQC's) and the usable-data tally
 //   PREFIX_mean.nii.gz, PREFIX_sd.nii.gz, PREFIX_tsnr.nii.gz, PREFIX_mask.nii.gz
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/device/device_opener.hpp"
+#include "core/qa/motion_filter.hpp"
 #include "core/qa/slice_zscores.hpp"
+#include "core/qa/usable_frames.hpp"
 
 namespace rtf {
 
@@ -18,6 +22,14 @@ struct QaCommandOptions {
   std::string mask;   // "": a brain mask of the mean volume (core/mask/brain_mask.hpp); else one on the input's grid
   std::string out;    // output prefix
   SliceZScoreOptions slices;
+  // With a motion file (rtfmri's motion.tsv / _fd.tsv, or FSL's .par; one row per volume): FD (Power, 50 mm) after
+  // the respiration filter, and FIRMM's usable-data tally per threshold.
+  std::string motion;
+  double tr_s = 0.0;  // 0: the header's
+  FdFilterOptions fd_filter;
+  std::vector<double> fd_thresholds{0.2, 0.3, 0.5};
+  double target_minutes = 12.5;
+  CensorRule censor = CensorRule::kFirmm;
 };
 
 // Throws std::invalid_argument for a 3D input, a mask on another grid or an empty mask, before anything is written.

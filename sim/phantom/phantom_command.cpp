@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/io/data_lookup.hpp"
+#include "core/motion/motion_files.hpp"
 #include "core/util/stopwatch.hpp"
 #include "sim/phantom/activation.hpp"
 #include "sim/phantom/design.hpp"

@@ -7,7 +7,9 @@ tsnr,slice_z}.npy (qa_reference.py run with rtfmri's mask and the same slice opt
 global signal within 1e-5 relative, the outlier fraction equal (AFNI's rule on the same floats; a value within 1e-5 of
 the threshold may fall either way, so at most one voxel's difference is allowed in at most one volume in a hundred),
 the quality index within 1e-4 relative, the worst slice z within 1e-4 relative (NaN where the reference's is); and the
-mean, SD and tSNR maps inside the mask within 1e-4 relative. Exit 0 when all agree; prints the largest differences."""
+mean, SD and tSNR maps inside the mask within 1e-4 relative; with motion, FD within 1e-5 relative (printed to 6
+digits) and the usable frames
+per threshold equal. Exit 0 when all agree; prints the largest differences."""
 import csv
 import sys
 
@@ -69,6 +71,17 @@ def main():
         finite = zs[np.isfinite(zs)]
         worst_ref.append(finite[np.argmax(np.abs(finite))] if finite.size else np.nan)
     check("worst slice z (relative)", relative([number(r["slice_z_worst"]) for r in ours], worst_ref), 1e-4)
+    if "fd" in ours[0] and "fd" in ref[0]:  # with --motion: FD and FIRMM's tally
+        # rtfmri prints 6 significant digits: within 5e-6 of the exact value.
+        check("FD (relative)", relative([number(r["fd"]) for r in ours], [number(r["fd"]) for r in ref]), 1e-5)
+        import json
+        usable = json.load(open(prefix + "_qa.json"))["usable"]
+        for u in usable:
+            column = f"usable_{u['fd_threshold_mm']:g}"
+            kept = sum(int(float(r[column])) for r in ref)
+            print(f"usable frames at {u['fd_threshold_mm']:g} mm: {u['frames']} (reference {kept})")
+            if kept != u["frames"]:
+                ok = False
     for name in ("mean", "sd", "tsnr"):
         got = read_nifti(f"{prefix}_{name}.nii.gz").reshape(-1, order="F")[mask]
         want = np.load(f"{ref_prefix}_{name}.npy").reshape(-1, order="F")[mask]

@@ -3,8 +3,9 @@
 # functional) every per-volume value and the mean/SD/tSNR maps agree with the independent numpy/scipy reference
 # tests/qa/qa_reference.py (qa_check.py: global signal 1e-5, quality index, slice z and maps 1e-4 relative, outlier
 # counts equal); on a phantom without motion no slice is flagged, and a slice drop-out and a spike injected into it are
-# flagged at exactly their volume and slice; bad input (a 3D file, a mask on another grid, a threshold of 0) gives a
-# clear error and writes nothing.
+# flagged at exactly their volume and slice; on a moving phantom FD after the causal notch filter and FIRMM's
+# usable frames equal the reference's; bad input (a 3D file, a mask on another grid, a threshold of 0, motion of
+# another length) gives a clear error and writes nothing.
 #   usage: qa_checks.sh RTFMRI DATA_DIR WORK_DIR
 set -uo pipefail
 RTFMRI=$1
@@ -62,6 +63,30 @@ PYEOF
   else
     fail "flagged slices: $(cat "$W/art_qa.json")"
   fi
+  # A moving phantom at TR 0.8 s: FD after the causal notch and FIRMM's tally against the reference too.
+  expect_ok "moving phantom" 'phantom:' "$RTFMRI" sim phantom --out "$W/moving" --template "$TEMPLATE" --grid 32x38x28 \
+    --voxel 5 --volumes 60 --tr 0.8 --seed 5
+  expect_ok "qa with motion, notch filter" 'qa: tSNR' "$RTFMRI" qa "$W/moving/bold.nii.gz" --out "$W/moving_qa" \
+    --motion "$W/moving/motion.tsv" --fd-filter notch --tr 0.8
+  "$PY" - "$W/moving/motion.tsv" "$W/moving/six.txt" <<'PYEOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+names = ("trans_x_mm", "trans_y_mm", "trans_z_mm", "rot_x_deg", "rot_y_deg", "rot_z_deg")
+open(sys.argv[2], "w").write("".join(" ".join(r[k] for k in names) + "\n" for r in rows))
+PYEOF
+  if "$PY" "$HERE/../qa/qa_reference.py" "$W/moving/bold.nii.gz" --mask "$W/moving_qa_mask.nii.gz" \
+    --out "$W/moving_ref.tsv" "${REF_OPTIONS[@]}" --maps "$W/moving_ref" --motion "$W/moving/six.txt" --tr 0.8 \
+    --fd-filter notch --causal >"$W/moving_ref.log" 2>&1 &&
+    "$PY" "$HERE/qa_check.py" "$W/moving_qa" "$W/moving_ref.tsv" "$W/moving_ref" >"$W/moving_check.log" 2>&1; then
+    pass "moving phantom: FD after the notch and the usable frames = the reference, and every other value"
+  else
+    fail "moving phantom against the reference"
+    show "$W/moving_ref.log"
+    show "$W/moving_check.log"
+  fi
+  head -n 30 "$W/moving/motion.tsv" >"$W/short_motion.tsv"  # the header and 29 volumes
+  expect_error "motion of another length" '29 rows of motion for 60 volumes' \
+    "$RTFMRI" qa "$W/moving/bold.nii.gz" --out "$W/badmotion" --motion "$W/short_motion.tsv"
 else
   echo "note: $TEMPLATE is missing; the phantom checks are skipped"
 fi

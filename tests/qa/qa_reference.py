@@ -666,6 +666,8 @@ def main(argv=None):
     ap.add_argument("--radius", type=float, default=50.0, help="head radius for FD (mm)")
     ap.add_argument("--tr", type=float, help="TR in seconds (default: the NIfTI header)")
     ap.add_argument("--fd-filter", choices=["none", "notch", "lowpass"], default="none")
+    ap.add_argument("--causal", action="store_true",
+                    help="filter the motion causally (two forward passes, as a live filter must) instead of filtfilt")
     ap.add_argument("--band-bpm", type=float, nargs=2, default=list(ABCD_BAND_BPM))
     ap.add_argument("--cutoff-bpm", type=float, default=6.0)
     ap.add_argument("--thresholds", type=float, nargs="+", default=[0.2, 0.3, 0.5])
@@ -719,7 +721,7 @@ def main(argv=None):
         if params.shape[0] != t_n:
             ap.error(f"motion has {params.shape[0]} rows, the BOLD {t_n} volumes")
         params = firmm_filter(params, tr, kind=args.fd_filter, band_bpm=tuple(args.band_bpm),
-                              cutoff_bpm=args.cutoff_bpm)
+                              cutoff_bpm=args.cutoff_bpm, zero_phase=not args.causal)
         fd = framewise_displacement(params, radius=args.radius, rotations=args.rotations)
         tally = usable_frames(fd, tr, thresholds=args.thresholds, rule=args.censor_rule)
         cols.append("fd")

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/io/nifti_io.hpp"
+#include "core/motion/motion_files.hpp"
 #include "sim/phantom/design.hpp"
 #include "sim/phantom/ground_truth_writers.hpp"
 #include "sim/phantom/motion_trajectory.hpp"

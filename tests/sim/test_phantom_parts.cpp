@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/io/data_lookup.hpp"
+#include "core/motion/motion_files.hpp"
 #include "sim/phantom/activation.hpp"
 #include "sim/phantom/design.hpp"
 #include "sim/phantom/ground_truth_writers.hpp"
