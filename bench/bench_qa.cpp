@@ -1,0 +1,127 @@
+// Per-TR cost of the data-quality measures (issue 37) on the device, at 64x64x33 (3 mm) and 104x104x72 (2 mm), with a
+// ring of W = 100 BOLD-like volumes (int16-like values, a brain-sized mask): (1) the running moments updated with the
+// newest volume, its slice means and the global signal read back; (2) 3dToutcount's outlier count of the newest volume
+// against the ring's series; (3) the ring's median volume and the newest volume's quality index (3dTqual). Wall clock
+// per TR and stage (each ends with its results on the host), median/p95/max over the runs after a warm-up. JSON
+// lines on stdout.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "core/device/device.hpp"
+#include "core/qa/outlier_count.hpp"
+#include "core/qa/quality_index.hpp"
+#include "core/qa/slice_means.hpp"
+#include "core/qa/voxel_moments.hpp"
+#include "core/ring/device_ring_buffer.hpp"
+#include "core/util/quantiles.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+nlohmann::json summary(const std::vector<double>& ms) {
+  const rtf::Quantiles q = rtf::quantiles(ms);
+  return {{"median_ms", q.median}, {"p95_ms", q.p95}, {"max_ms", q.max}};
+}
+
+void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int warmup, int runs) {
+  const int64_t voxels = dims[0] * dims[1] * dims[2];
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> base(900.0f, 200.0f), noise(0.0f, 12.0f);
+  // A brain-sized mask: the voxels inside an ellipsoid filling 80% of each axis (about 27% of the grid).
+  std::vector<uint8_t> mask(static_cast<size_t>(voxels));
+  for (int64_t z = 0; z < dims[2]; ++z) {
+    for (int64_t y = 0; y < dims[1]; ++y) {
+      for (int64_t x = 0; x < dims[0]; ++x) {
+        const double u = (2.0 * x / (dims[0] - 1) - 1) / 0.8, v = (2.0 * y / (dims[1] - 1) - 1) / 0.8,
+                     w = (2.0 * z / (dims[2] - 1) - 1) / 0.8;
+        mask[static_cast<size_t>(x + dims[0] * (y + dims[1] * z))] = u * u + v * v + w * w <= 1.0 ? 1 : 0;
+      }
+    }
+  }
+  std::vector<float> mean(static_cast<size_t>(voxels));
+  for (float& m : mean) m = std::max(100.0f, std::round(base(rng)));
+  const int total = window + warmup + runs;
+  std::vector<std::vector<float>> volumes(static_cast<size_t>(std::min(total, window + 8)),
+                                          std::vector<float>(static_cast<size_t>(voxels)));
+  for (auto& volume : volumes) {
+    for (size_t v = 0; v < volume.size(); ++v) volume[v] = std::round(mean[v] + noise(rng));
+  }
+  rtf::DeviceRingBuffer ring(dev, voxels, window);
+  rtf::DeviceVoxelMoments moments(dev, voxels);
+  rtf::DeviceSliceMeans slices(dev, dims, mask);
+  rtf::DeviceOutlierCount outliers(dev, mask, window);
+  rtf::DeviceQualityIndex quality(dev, mask);
+  rtf::DeviceBuffer<float> newest(dev, static_cast<size_t>(voxels)), median(dev, static_cast<size_t>(voxels));
+  median.fill(dev.queue(), 0.0f);
+  std::vector<double> moments_ms, outliers_ms, quality_ms, total_ms;
+  for (int t = 0; t < total; ++t) {
+    const auto& volume = volumes[static_cast<size_t>(t) % volumes.size()];
+    newest.write(dev.queue(), volume);
+    ring.push_device(t, newest);
+    RTF_CL_CHECK(clFinish(dev.queue()));
+    if (t < window) continue;  // the ring fills
+    const auto t0 = Clock::now();
+    moments.add(newest);
+    const rtf::SliceMeans m = slices.measure(newest);  // reads back: the stage's results on the host
+    const double a = ms_since(t0);
+    const auto t1 = Clock::now();
+    const int64_t count = outliers.count_one_volume(ring.data(), window, static_cast<int>(ring.slot_of(t)));
+    const double b = ms_since(t1);
+    const auto t2 = Clock::now();
+    outliers.medians(ring.data(), window, median);
+    quality.set_reference(median);
+    const double qi = quality.quality(newest);
+    const double c = ms_since(t2);
+    if (t >= window + warmup) {
+      moments_ms.push_back(a);
+      outliers_ms.push_back(b);
+      quality_ms.push_back(c);
+      total_ms.push_back(a + b + c);
+    }
+    if (t == total - 1) {
+      std::fprintf(stderr, "last TR: global %.1f, outliers %lld, quality index %.5f\n", m.global,
+                   static_cast<long long>(count), qi);
+    }
+  }
+  const int64_t inside = std::count(mask.begin(), mask.end(), 1);
+  fmt::print("{}\n", nlohmann::json{{"bench", "qa per TR"},
+                                    {"device", dev.info().device_name},
+                                    {"size", fmt::format("{}x{}x{}", dims[0], dims[1], dims[2])},
+                                    {"mask_voxels", inside},
+                                    {"window", window},
+                                    {"runs", runs},
+                                    {"moments_slices", summary(moments_ms)},
+                                    {"outliers_newest", summary(outliers_ms)},
+                                    {"median_and_quality_index", summary(quality_ms)},
+                                    {"total", summary(total_ms)}}
+                         .dump());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rtfmri-bench_qa: per-TR cost of the QA measures on the device (JSON lines)"};
+  std::string device;
+  int window = 100, warmup = 10, runs = 100;
+  app.add_option("--device", device, "OpenCL device (gpu, cpu, P:D)")->envname("RTFMRI_DEVICE");
+  app.add_option("--window", window, "Volumes in the ring")->check(CLI::Range(3, 10000))->capture_default_str();
+  app.add_option("--warmup", warmup, "TRs not counted")->check(CLI::Range(0, 100000))->capture_default_str();
+  app.add_option("--runs", runs, "TRs timed")->check(CLI::Range(1, 100000))->capture_default_str();
+  std::string grids = "small,large";
+  app.add_option("--grids", grids, "small (64x64x33), large (104x104x72) or both")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  auto dev = rtf::Device::open(device);
+  if (grids.find("small") != std::string::npos) bench_grid(*dev, {64, 64, 33}, window, warmup, runs);
+  if (grids.find("large") != std::string::npos) bench_grid(*dev, {104, 104, 72}, window, warmup, runs);
+  return 0;
+}
