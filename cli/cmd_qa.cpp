@@ -1,6 +1,8 @@
-// `rtfmri qa BOLD --out PREFIX [--mask M] [--motion FILE]`: the data quality of a 4D run (core/qa/qa_command.hpp,
-// docs/algorithms/qa.md).
+// `rtfmri qa BOLD --out PREFIX [--mask M] [--motion FILE]` or `rtfmri qa SESSION_DIR`: the data quality of a 4D run
+// (core/qa/qa_command.hpp, docs/algorithms/qa.md).
+#include <filesystem>
 #include <memory>
+#include <stdexcept>
 
 #include "cli/command_support.hpp"
 #include "core/qa/qa_command.hpp"
@@ -11,12 +13,19 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   auto o = std::make_shared<rtf::QaCommandOptions>();
   auto* cmd = app.add_subcommand(
       "qa",
-      "Data quality of a 4D run on the device: per volume the global signal, DVARS, AFNI 3dToutcount's outlier "
+      "Data quality of a 4D run (or of every run of a recorded session) on the device: per volume the global signal, "
+      "DVARS, AFNI 3dToutcount's outlier "
       "fraction, 3dTqual's quality index and slice drop-out/spike z-scores; mean, SD and tSNR maps; a summary with "
       "MRIQC's names (docs/algorithms/qa.md)");
-  cmd->add_option("BOLD", o->input, "4D NIfTI (at least 2 volumes)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--out", o->out, "Output prefix: PREFIX_qa.tsv, PREFIX_qa.json, PREFIX_mean/_sd/_tsnr/_mask.nii.gz")
-      ->required();
+  cmd->add_option("BOLD", o->input,
+                  "4D NIfTI (at least 2 volumes), or a recorded session's folder (rtfmri run's SESSION_DIR): each of "
+                  "its runs/<run>/bold.nii.gz, the files written beside it (qa.tsv, qa.json, qa_*.nii.gz), its "
+                  "motion.tsv as --motion")
+      ->required()
+      ->check(CLI::ExistingPath);
+  cmd->add_option(
+      "--out", o->out,
+      "Output prefix (a NIfTI input): PREFIX_qa.tsv, PREFIX_qa.json, PREFIX_qa_mean/_sd/_tsnr/_mask.nii.gz");
   cmd->add_option("--mask", o->mask, "Mask on the input's grid (default: a brain mask of the mean volume)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--slice-history", o->slices.history, "Volumes each slice's mean is compared with (the latest)")
@@ -64,7 +73,14 @@ void setup(CLI::App& app, rtf::cli::GlobalOptions& globals) {
   cmd->callback([o, fd_filter, censor, &globals] {
     o->fd_filter.kind = rtf::parse_fd_filter(*fd_filter);
     o->censor = rtf::parse_censor_rule(*censor);
-    rtf::run_qa_command(*o, [&globals] { return rtf::cli::open_device(globals); });
+    const rtf::DeviceOpener open = [&globals] { return rtf::cli::open_device(globals); };
+    if (std::filesystem::is_directory(o->input)) {
+      if (!o->out.empty()) throw std::invalid_argument("--out: a session's files go into its runs/<run>/ folders");
+      rtf::run_qa_session(*o, open);
+    } else {
+      if (o->out.empty()) throw std::invalid_argument("--out PREFIX is required for a NIfTI input");
+      rtf::run_qa_command(*o, open);
+    }
   });
 }
 

@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -86,7 +89,14 @@ double finite_mean(const std::vector<double>& values) {
 
 }  // namespace
 
-void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) {
+std::string qa_file(const std::string& out, const std::string& name) {
+  return !out.empty() && out.back() == '/' ? out + name : out + "_" + name;
+}
+
+namespace {
+
+// One run; `device()` opens the device on first use (after the inputs are checked) and keeps it.
+void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of) {
   const Stopwatch clock;
   const SliceZScores check_options(o.slices);  // refuses bad options before the input is read
   const std::vector<RigidParams> motion = o.motion.empty() ? std::vector<RigidParams>{} : read_motion_file(o.motion);
@@ -119,7 +129,7 @@ void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) 
   if (!motion.empty()) motion_filter.emplace(o.fd_filter, tr_s);  // refuses a band it cannot design at this TR
   std::vector<uint8_t> mask = o.mask.empty() ? std::vector<uint8_t>{} : read_mask(o, bold);
   lap("read");
-  auto device = open_device();
+  Device* device = &device_of();
   lap("device");
   if (mask.empty()) mask = compute_brain_mask(*device, bold, {.volume = -1}).inside;
   lap("mask");
@@ -242,17 +252,17 @@ void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) 
   }
 
   io::OutputSet outputs;  // every file under its final name only when all are written
-  write_text_atomically(outputs.add(o.out + "_qa.tsv"), table(rows, !o.motion.empty()));
-  write_text_atomically(outputs.add(o.out + "_qa.json"), summary.dump(2) + "\n");
+  write_text_atomically(outputs.add(qa_file(o.out, "qa.tsv")), table(rows, !o.motion.empty()));
+  write_text_atomically(outputs.add(qa_file(o.out, "qa.json")), summary.dump(2) + "\n");
   ImageHeader map_header = h;
   map_header.num_volumes = 1;
   map_header.tr_s = 0.0;
   map_header.description = "rtfmri qa";
-  write_nifti(outputs.add(o.out + "_mean.nii.gz"), Image(map_header, maps.mean));
-  write_nifti(outputs.add(o.out + "_sd.nii.gz"), Image(map_header, maps.sd));
-  write_nifti(outputs.add(o.out + "_tsnr.nii.gz"), Image(map_header, maps.tsnr));
-  write_nifti(outputs.add(o.out + "_mask.nii.gz"), Image(map_header, std::vector<float>(mask.begin(), mask.end())),
-              DataType::kUint8);
+  write_nifti(outputs.add(qa_file(o.out, "qa_mean.nii.gz")), Image(map_header, maps.mean));
+  write_nifti(outputs.add(qa_file(o.out, "qa_sd.nii.gz")), Image(map_header, maps.sd));
+  write_nifti(outputs.add(qa_file(o.out, "qa_tsnr.nii.gz")), Image(map_header, maps.tsnr));
+  write_nifti(outputs.add(qa_file(o.out, "qa_mask.nii.gz")),
+              Image(map_header, std::vector<float>(mask.begin(), mask.end())), DataType::kUint8);
   outputs.commit();
   spdlog::info(
       "qa: read {:.2f} s, mask {:.2f} s, upload {:.2f} s, outliers {:.2f} s, quality index {:.2f} s, volumes "
@@ -262,8 +272,49 @@ void run_qa_command(const QaCommandOptions& o, const DeviceOpener& open_device) 
       phase.seconds());
   spdlog::info(
       "qa: tSNR {:.1f} (median in the mask), outliers {:.4f} of the mask a volume, quality index {:.4f}, {} "
-      "slice(s) flagged -> {}_qa.tsv, _qa.json, _mean/_sd/_tsnr/_mask.nii.gz ({:.2f} s)",
-      tsnr_median, finite_mean(fractions), finite_mean(qualities), flagged.size(), o.out, clock.seconds());
+      "slice(s) flagged -> {}qa.tsv, qa.json, qa_mean/_sd/_tsnr/_mask.nii.gz ({:.2f} s)",
+      tsnr_median, finite_mean(fractions), finite_mean(qualities), flagged.size(), qa_file(o.out, ""), clock.seconds());
+}
+
+}  // namespace
+
+void run_qa_command(const QaCommandOptions& options, const DeviceOpener& open_device) {
+  std::unique_ptr<Device> device;
+  qa_one(options, [&]() -> Device& {
+    if (!device) device = open_device();
+    return *device;
+  });
+}
+
+void run_qa_session(const QaCommandOptions& options, const DeviceOpener& open_device) {
+  const std::filesystem::path runs = std::filesystem::path(options.input) / "runs";
+  std::vector<std::filesystem::path> bolds;
+  if (std::filesystem::is_directory(runs)) {
+    for (const auto& entry : std::filesystem::directory_iterator(runs)) {
+      if (std::filesystem::is_regular_file(entry.path() / "bold.nii.gz")) bolds.push_back(entry.path() / "bold.nii.gz");
+    }
+  }
+  if (bolds.empty()) {
+    throw std::invalid_argument(fmt::format(
+        "{}: no runs/<run>/bold.nii.gz in this folder (a session's runs are written when they end; `rtfmri recover` "
+        "writes them for a session that was stopped)",
+        options.input));
+  }
+  std::sort(bolds.begin(), bolds.end());
+  std::unique_ptr<Device> device;  // one for every run
+  const auto device_of = [&]() -> Device& {
+    if (!device) device = open_device();
+    return *device;
+  };
+  for (const auto& bold : bolds) {
+    QaCommandOptions o = options;
+    o.input = bold.string();
+    o.out = bold.parent_path().string() + "/";
+    const auto motion = bold.parent_path() / "motion.tsv";
+    if (o.motion.empty() && std::filesystem::is_regular_file(motion)) o.motion = motion.string();
+    spdlog::info("qa: run {}", bold.parent_path().filename().string());
+    qa_one(o, device_of);
+  }
 }
 
 }  // namespace rtf

@@ -2,7 +2,7 @@
 """`rtfmri qa` against the independent numpy/scipy reference tests/qa/qa_reference.py (tests/cli/qa_checks.sh).
 
   qa_check.py PREFIX REF_TSV REF_PREFIX
-reads rtfmri's PREFIX_qa.tsv and PREFIX_{mean,sd,tsnr}.nii.gz and the reference's REF_TSV and REF_PREFIX_{mean,sd,
+reads rtfmri's PREFIX_qa.tsv and PREFIX_qa_{mean,sd,tsnr,mask}.nii.gz and the reference's REF_TSV and REF_PREFIX_{mean,sd,
 tsnr,slice_z}.npy (qa_reference.py run with rtfmri's mask and the same slice options) and checks, per volume: the
 global signal within 1e-5 relative, the outlier fraction equal (AFNI's rule on the same floats; a value within 1e-5 of
 the threshold may fall either way, so at most one voxel's difference is allowed in at most one volume in a hundred),
@@ -45,7 +45,7 @@ def main():
     if len(ours) != len(ref):
         print(f"{len(ours)} rows against the reference's {len(ref)}")
         return 1
-    mask = read_nifti(prefix + "_mask.nii.gz").reshape(-1, order="F") != 0
+    mask = read_nifti(prefix + "_qa_mask.nii.gz").reshape(-1, order="F") != 0
     voxels = int(mask.sum())
 
     def check(name, worst, tolerance):
@@ -83,7 +83,7 @@ def main():
             if kept != u["frames"]:
                 ok = False
     for name in ("mean", "sd", "tsnr"):
-        got = read_nifti(f"{prefix}_{name}.nii.gz").reshape(-1, order="F")[mask]
+        got = read_nifti(f"{prefix}_qa_{name}.nii.gz").reshape(-1, order="F")[mask]
         want = np.load(f"{ref_prefix}_{name}.npy").reshape(-1, order="F")[mask]
         check(f"{name} map in the mask (relative)", relative(got, want), 1e-4)
     return 0 if ok else 1

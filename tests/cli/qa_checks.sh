@@ -5,7 +5,7 @@
 # counts equal); on a phantom without motion no slice is flagged, and a slice drop-out and a spike injected into it are
 # flagged at exactly their volume and slice; on a moving phantom FD after the causal notch filter and FIRMM's
 # usable frames equal the reference's; bad input (a 3D file, a mask on another grid, a threshold of 0, motion of
-# another length) gives a clear error and writes nothing.
+# another length) gives a clear error and writes nothing; a session folder gets each run's files in runs/<run>/.
 #   usage: qa_checks.sh RTFMRI DATA_DIR WORK_DIR
 set -uo pipefail
 RTFMRI=$1
@@ -32,7 +32,7 @@ for bold in nitime/fmri1.nii.gz nitime/fmri2.nii.gz nipy/functional.nii.gz; do
     continue
   fi
   expect_ok "$name: qa" 'qa: tSNR' "$RTFMRI" qa "$DATA/$bold" --out "$W/$name"
-  if "$PY" "$HERE/../qa/qa_reference.py" "$DATA/$bold" --mask "$W/${name}_mask.nii.gz" --out "$W/${name}_ref.tsv" \
+  if "$PY" "$HERE/../qa/qa_reference.py" "$DATA/$bold" --mask "$W/${name}_qa_mask.nii.gz" --out "$W/${name}_ref.tsv" \
     "${REF_OPTIONS[@]}" --maps "$W/${name}_ref" >"$W/${name}_ref.log" 2>&1 &&
     "$PY" "$HERE/qa_check.py" "$W/$name" "$W/${name}_ref.tsv" "$W/${name}_ref" >"$W/${name}_check.log" 2>&1; then
     pass "$name: every value = the numpy/scipy reference ($(grep -c '' "$W/${name}_qa.tsv") rows)"
@@ -66,7 +66,7 @@ PYEOF
   # A moving phantom at TR 0.8 s: FD after the causal notch and FIRMM's tally against the reference too.
   expect_ok "moving phantom" 'phantom:' "$RTFMRI" sim phantom --out "$W/moving" --template "$TEMPLATE" --grid 32x38x28 \
     --voxel 5 --volumes 60 --tr 0.8 --seed 5
-  expect_ok "qa with motion, notch filter" 'qa: tSNR' "$RTFMRI" qa "$W/moving/bold.nii.gz" --out "$W/moving_qa" \
+  expect_ok "qa with motion, notch filter" 'qa: tSNR' "$RTFMRI" qa "$W/moving/bold.nii.gz" --out "$W/mv" \
     --motion "$W/moving/motion.tsv" --fd-filter notch --tr 0.8
   "$PY" - "$W/moving/motion.tsv" "$W/moving/six.txt" <<'PYEOF'
 import csv, sys
@@ -74,10 +74,10 @@ rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 names = ("trans_x_mm", "trans_y_mm", "trans_z_mm", "rot_x_deg", "rot_y_deg", "rot_z_deg")
 open(sys.argv[2], "w").write("".join(" ".join(r[k] for k in names) + "\n" for r in rows))
 PYEOF
-  if "$PY" "$HERE/../qa/qa_reference.py" "$W/moving/bold.nii.gz" --mask "$W/moving_qa_mask.nii.gz" \
+  if "$PY" "$HERE/../qa/qa_reference.py" "$W/moving/bold.nii.gz" --mask "$W/mv_qa_mask.nii.gz" \
     --out "$W/moving_ref.tsv" "${REF_OPTIONS[@]}" --maps "$W/moving_ref" --motion "$W/moving/six.txt" --tr 0.8 \
     --fd-filter notch --causal >"$W/moving_ref.log" 2>&1 &&
-    "$PY" "$HERE/qa_check.py" "$W/moving_qa" "$W/moving_ref.tsv" "$W/moving_ref" >"$W/moving_check.log" 2>&1; then
+    "$PY" "$HERE/qa_check.py" "$W/mv" "$W/moving_ref.tsv" "$W/moving_ref" >"$W/moving_check.log" 2>&1; then
     pass "moving phantom: FD after the notch and the usable frames = the reference, and every other value"
   else
     fail "moving phantom against the reference"
@@ -91,11 +91,36 @@ else
   echo "note: $TEMPLATE is missing; the phantom checks are skipped"
 fi
 
+# A recorded session's folder: each runs/<run>/bold.nii.gz, its files beside it, its motion.tsv used.
+if [[ -f $TEMPLATE && -f $DATA/nitime/fmri1.nii.gz ]]; then
+  mkdir -p "$W/session/runs/r1" "$W/session/runs/r2" "$W/empty_session"
+  cp "$W/moving/bold.nii.gz" "$W/moving/motion.tsv" "$W/session/runs/r1/"
+  cp "$DATA/nitime/fmri1.nii.gz" "$W/session/runs/r2/bold.nii.gz"
+  expect_ok "qa SESSION_DIR" 'qa: run r2' "$RTFMRI" qa "$W/session"
+  if "$PY" - "$W/session/runs" <<'PYEOF'; then
+import json, os, sys
+runs = sys.argv[1]
+for run in ("r1", "r2"):
+    for name in ("qa.tsv", "qa.json", "qa_mean.nii.gz", "qa_sd.nii.gz", "qa_tsnr.nii.gz", "qa_mask.nii.gz"):
+        assert os.path.isfile(os.path.join(runs, run, name)), (run, name)
+assert "usable" in json.load(open(os.path.join(runs, "r1", "qa.json"))), "r1's motion.tsv was used"
+assert "usable" not in json.load(open(os.path.join(runs, "r2", "qa.json"))), "r2 has no motion"
+assert open(os.path.join(runs, "r1", "qa.tsv")).readline().rstrip("\n").endswith("\tfd")
+PYEOF
+    pass "session: every run's files in runs/<run>/, r1's motion.tsv used for FD"
+  else
+    fail "session outputs"
+  fi
+  expect_error "a folder without runs" 'no runs/<run>/bold.nii.gz' "$RTFMRI" qa "$W/empty_session"
+  expect_error "--out with a session" "a session's files go into" "$RTFMRI" qa "$W/session" --out "$W/bad_session"
+  expect_error "a NIfTI without --out" '--out PREFIX is required' "$RTFMRI" qa "$DATA/nitime/fmri1.nii.gz"
+fi
+
 # Bad input: a clear error, nothing written.
 BOLD=$DATA/nitime/fmri1.nii.gz
 if [[ -f $BOLD ]]; then
   expect_error "a 3D input" 'qa needs a 4D series of at least 2 volumes' \
-    "$RTFMRI" qa "$W/fmri1_mean.nii.gz" --out "$W/bad3d"
+    "$RTFMRI" qa "$W/fmri1_qa_mean.nii.gz" --out "$W/bad3d"
   if [[ -f $TEMPLATE ]]; then
     expect_error "a mask on another grid" 'grid' "$RTFMRI" qa "$BOLD" --mask "$W/ph/brain_mask.nii.gz" --out "$W/badmask"
   fi
