@@ -48,6 +48,17 @@ float median_of(__global float* a, int n) {
   return 0.5f * (lower + upper);
 }
 
+// Voxel v's series over the `slots` volumes into `row`; false where a value is not finite.
+bool load_series(__global const float* restrict volumes, const int slots, const int voxels, const long v,
+                 __global float* restrict row) {
+  for (int s = 0; s < slots; ++s) {
+    const float x = volumes[(long)s * voxels + v];
+    if (!isfinite(x)) return false;
+    row[s] = x;
+  }
+  return true;
+}
+
 __kernel void count_outliers(__global const float* restrict volumes, const int slots, const int voxels,
                              __global const int* restrict masked, const int first, const int count,
                              __global float* restrict scratch, __global int* restrict outliers, const float scale,
@@ -56,11 +67,7 @@ __kernel void count_outliers(__global const float* restrict volumes, const int s
   if (m >= count) return;
   const long v = masked[first + m];
   __global float* row = scratch + (long)m * slots;
-  for (int s = 0; s < slots; ++s) {
-    const float x = volumes[(long)s * voxels + v];
-    if (!isfinite(x)) return;
-    row[s] = x;
-  }
+  if (!load_series(volumes, slots, voxels, v, row)) return;
   const float med = median_of(row, slots);
   for (int s = 0; s < slots; ++s) row[s] = fabs(volumes[(long)s * voxels + v] - med);
   const float mad = median_of(row, slots);
@@ -84,13 +91,5 @@ __kernel void series_medians(__global const float* restrict volumes, const int s
   if (m >= count) return;
   const long v = masked[first + m];
   __global float* row = scratch + (long)m * slots;
-  for (int s = 0; s < slots; ++s) {
-    const float x = volumes[(long)s * voxels + v];
-    if (!isfinite(x)) {
-      medians[v] = NAN;
-      return;
-    }
-    row[s] = x;
-  }
-  medians[v] = median_of(row, slots);
+  medians[v] = load_series(volumes, slots, voxels, v, row) ? median_of(row, slots) : NAN;
 }

@@ -58,16 +58,22 @@ void DeviceOutlierCount::check(const DeviceBuffer<float>& volumes, int slots) co
   }
 }
 
+template <typename Launch>
+void DeviceOutlierCount::for_each_chunk(Launch&& launch_chunk) const {
+  for (int64_t first = 0; first < mask_voxels(); first += chunk_) {
+    launch_chunk(static_cast<int>(first), static_cast<int>(std::min(chunk_, mask_voxels() - first)));
+  }
+}
+
 void DeviceOutlierCount::run(const DeviceBuffer<float>& volumes, int slots, int flag_slot) {
   check(volumes, slots);
   outliers_.fill(device_.queue(), 0);
   const auto scale = static_cast<float>(threshold_scale(slots));
-  for (int64_t first = 0; first < mask_voxels(); first += chunk_) {
-    const auto count = static_cast<int>(std::min(chunk_, mask_voxels() - first));
-    set_args(kernel_, volumes, slots, static_cast<int>(voxels_), masked_, static_cast<int>(first), count, scratch_,
-             outliers_, scale, flag_slot);
+  for_each_chunk([&](int first, int count) {
+    set_args(kernel_, volumes, slots, static_cast<int>(voxels_), masked_, first, count, scratch_, outliers_, scale,
+             flag_slot);
     launch<1>(device_.queue(), kernel_, {static_cast<size_t>(count)}, {kLocalSize});
-  }
+  });
 }
 
 std::vector<int64_t> DeviceOutlierCount::count_every_volume(const DeviceBuffer<float>& volumes, int slots) {
@@ -97,12 +103,10 @@ void DeviceOutlierCount::medians(const DeviceBuffer<float>& volumes, int slots, 
     throw std::invalid_argument(
         fmt::format("DeviceOutlierCount: a median volume of {} floats for {} voxels", medians.size(), voxels_));
   }
-  for (int64_t first = 0; first < mask_voxels(); first += chunk_) {
-    const auto count = static_cast<int>(std::min(chunk_, mask_voxels() - first));
-    set_args(medians_kernel_, volumes, slots, static_cast<int>(voxels_), masked_, static_cast<int>(first), count,
-             scratch_, medians);
+  for_each_chunk([&](int first, int count) {
+    set_args(medians_kernel_, volumes, slots, static_cast<int>(voxels_), masked_, first, count, scratch_, medians);
     launch<1>(device_.queue(), medians_kernel_, {static_cast<size_t>(count)}, {kLocalSize});
-  }
+  });
 }
 
 }  // namespace rtf

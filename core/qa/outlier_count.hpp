@@ -37,6 +37,9 @@ class DeviceOutlierCount {
  private:
   void check(const DeviceBuffer<float>& volumes, int slots) const;
   void run(const DeviceBuffer<float>& volumes, int slots, int flag_slot);
+  // Calls launch_chunk(first, count) for each chunk of the mask's voxels whose series fit the scratch rows.
+  template <typename Launch>
+  void for_each_chunk(Launch&& launch_chunk) const;
 
   Device& device_;
   int64_t voxels_;
