@@ -37,6 +37,7 @@ struct Options {
   int warmup = 20;
   double period_s = 1.0;  // seconds between volumes (the TR at 1x)
   bool fsync = false;
+  bool qa = true;
   int runs = 1;  // runs streamed at once
   int64_t max_live_runs = 2;
 };
@@ -81,6 +82,7 @@ void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> 
   c.results_pub = "tcp://127.0.0.1:*";
   c.feedback_tcp = "127.0.0.1:0";
   c.max_live_runs = opt.max_live_runs;
+  c.qa = opt.qa;
   stream::IngestOptions ingest;
   ingest.recorder.fsync = opt.fsync ? stream::FsyncPolicy::kEveryVolume : stream::FsyncPolicy::kNone;
   std::vector<std::vector<stream::LatencyStage>> stages(static_cast<size_t>(opt.runs));
@@ -161,6 +163,7 @@ void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> 
                             {"fsync", opt.fsync},
                             {"runs_at_once", opt.runs},
                             {"max_live_runs", opt.max_live_runs},
+                            {"qa", opt.qa},
                             {"run", fmt::format("run-{}", k + 1)},
                             {"analysed", counters.analysed},
                             {"skipped", counters.skipped},
@@ -181,6 +184,7 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", opt.warmup, "Volumes left out of the quantiles")->capture_default_str();
   app.add_option("--period", opt.period_s, "Seconds between volumes")->capture_default_str();
   app.add_flag("--fsync", opt.fsync, "fdatasync every volume before its ACK (the server's default)");
+  app.add_option("--qa", opt.qa, "The live QA stage on (1, the server's default) or off (0)")->capture_default_str();
   app.add_option("--runs", opt.runs, "Runs streamed at once (run-1 ... run-N), one sender each")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

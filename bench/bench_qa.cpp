@@ -2,8 +2,9 @@
 // ring of W = 100 BOLD-like volumes (int16-like values, a brain-sized mask): (1) the running moments updated with the
 // newest volume, its slice means and the global signal read back; (2) 3dToutcount's outlier count of the newest volume
 // against the ring's series; (3) the ring's median volume and the newest volume's quality index (3dTqual). Wall clock
-// per TR and stage (each ends with its results on the host), median/p95/max over the runs after a warm-up. JSON
-// lines on stdout.
+// per TR and stage (each ends with its results on the host), median/p95/max over the runs after a warm-up; and (4)
+// the whole live QA stage as the pipeline runs it per TR (core/qa/live_qa.hpp: the above with the sliding moments,
+// DVARS, the carpet column, the median volume refreshed every 16 TRs, a tSNR map every 8). JSON lines on stdout.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "core/device/device.hpp"
+#include "core/qa/live_qa.hpp"
 #include "core/qa/outlier_count.hpp"
 #include "core/qa/quality_index.hpp"
 #include "core/qa/slice_means.hpp"
@@ -63,7 +65,15 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
   rtf::DeviceQualityIndex quality(dev, mask);
   rtf::DeviceBuffer<float> newest(dev, static_cast<size_t>(voxels)), median(dev, static_cast<size_t>(voxels));
   median.fill(dev.queue(), 0.0f);
-  std::vector<double> moments_ms, outliers_ms, quality_ms, total_ms;
+  rtf::ImageHeader grid;
+  grid.dims = dims;
+  grid.num_volumes = 1;
+  grid.tr_s = 1.0;
+  rtf::LiveQaOptions live_options;
+  live_options.sliding_window = 30;
+  rtf::LiveQa live(dev, grid, mask, live_options, window, 1.0);
+  rtf::RigidParams still;
+  std::vector<double> moments_ms, outliers_ms, quality_ms, total_ms, live_ms;
   for (int t = 0; t < total; ++t) {
     const auto& volume = volumes[static_cast<size_t>(t) % volumes.size()];
     newest.write(dev.queue(), volume);
@@ -82,15 +92,20 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
     quality.set_reference(median);
     const double qi = quality.quality(newest);
     const double c = ms_since(t2);
+    const auto t3 = Clock::now();
+    still.translation_mm[0] = 0.01 * (t % 3);
+    const rtf::LiveQaSample sample = live.update(ring, t, &still);
+    const double d = ms_since(t3);
     if (t >= window + warmup) {
       moments_ms.push_back(a);
       outliers_ms.push_back(b);
       quality_ms.push_back(c);
       total_ms.push_back(a + b + c);
+      live_ms.push_back(d);
     }
     if (t == total - 1) {
-      std::fprintf(stderr, "last TR: global %.1f, outliers %lld, quality index %.5f\n", m.global,
-                   static_cast<long long>(count), qi);
+      std::fprintf(stderr, "last TR: global %.1f, outliers %lld, quality index %.5f; live stage: %.5f, %.5f\n",
+                   m.global, static_cast<long long>(count), qi, sample.row.outlier_fraction, sample.row.quality);
     }
   }
   const int64_t inside = std::count(mask.begin(), mask.end(), 1);
@@ -103,7 +118,8 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
                                     {"moments_slices", summary(moments_ms)},
                                     {"outliers_newest", summary(outliers_ms)},
                                     {"median_and_quality_index", summary(quality_ms)},
-                                    {"total", summary(total_ms)}}
+                                    {"total", summary(total_ms)},
+                                    {"live_qa_stage", summary(live_ms)}}
                          .dump());
 }
 

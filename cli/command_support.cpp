@@ -148,6 +148,11 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
   cmd.add_option("--events", v.events, "BIDS events.tsv of the runs (design for GLM, CCA and feedback)")
       ->check(CLI::ExistingFile);
   cmd.add_flag("--no-motion", f.no_motion, "No motion correction");
+  cmd.add_flag("--no-qa", f.no_qa, "No live QA stage (no qa object in the outputs, no runs/<run>/qa_* files)");
+  cmd.add_option("--qa-mask", v.qa_mask, "QA brain mask on the runs' grid (default: the brain mask of the first volume)")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--qa-fd-filter", f.qa_fd_filter,
+                 "Respiration filter of the motion before the QA's FD: none, notch or lowpass (for TR < 1 s)");
   cmd.add_option("--motion-ref", v.motion_reference,
                  "Motion reference: a volume index of each run, or a 3D NIfTI on the runs' grid")
       ->capture_default_str();
@@ -216,6 +221,9 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   if (given("--warm")) c.warm = o.warm;
   if (given("--motion-ref")) c.motion_reference = o.motion_reference;
   if (f.no_motion) c.motion = false;
+  if (f.no_qa) c.qa = false;
+  if (given("--qa-mask")) c.qa_mask = o.qa_mask;
+  if (given("--qa-fd-filter")) c.qa_options.fd_filter.kind = parse_fd_filter(f.qa_fd_filter);
   if (given("--fwhm")) c.smoothing_fwhm_mm = o.smoothing_fwhm_mm;
   if (given("--contrast")) c.contrasts = o.contrasts;
   if (given("--glm-window")) c.glm_window = o.glm_window;

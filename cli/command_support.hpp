@@ -93,6 +93,8 @@ struct PipelineFlags {
   std::string roi_space;          // of --feedback-roi: template | epi ("": the default, RoiSpace::kAuto)
   bool no_warp = false;           // --registration-affine-only
   bool no_motion = false;
+  bool no_qa = false;
+  std::string qa_fd_filter;  // --qa-fd-filter
   bool no_outputs = false;
 };
 

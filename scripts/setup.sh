@@ -15,6 +15,7 @@ PACKAGES=(
   libclblast-dev librandom123-dev
   libgdcm-dev libgdcm-tools dcm2niix
   libopenmpi-dev openmpi-bin
+  chromium
 )
 
 missing=()

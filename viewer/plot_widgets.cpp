@@ -40,6 +40,7 @@ PlotRect line_plot(const char* id, const std::vector<Series>& series, ImVec2 siz
     }
   }
   for (double h : options.horizontal_lines) {
+    if (!std::isfinite(h)) continue;
     y0 = std::min(y0, h);
     y1 = std::max(y1, h);
   }
@@ -50,6 +51,10 @@ PlotRect line_plot(const char* id, const std::vector<Series>& series, ImVec2 siz
   if (!std::isfinite(x0)) {
     d->AddText(ImVec2(r.min.x + 6, r.min.y + 4), kText, "waiting for data");
     return r;
+  }
+  if (options.x_max > options.x_min) {
+    x0 = options.x_min;
+    x1 = options.x_max;
   }
   if (x1 <= x0) x1 = x0 + 1;
   if (y1 <= y0) {
@@ -64,11 +69,15 @@ PlotRect line_plot(const char* id, const std::vector<Series>& series, ImVec2 siz
   auto py = [&](double y) { return bottom - static_cast<float>((y - y0) / (y1 - y0)) * (bottom - top); };
   if (y0 < 0 && y1 > 0) d->AddLine(ImVec2(left, py(0)), ImVec2(right, py(0)), IM_COL32(70, 70, 70, 255));
   for (double h : options.horizontal_lines) {
+    if (!std::isfinite(h)) continue;
     const int dashes = static_cast<int>((right - left) / 8) + 1;
     for (int k = 0; k < dashes; ++k) {
       const float x = left + 8.0f * static_cast<float>(k);
       d->AddLine(ImVec2(x, py(h)), ImVec2(std::min(x + 4, right), py(h)), IM_COL32(230, 60, 60, 255), 1.5f);
     }
+  }
+  for (double x : options.x_markers) {
+    if (x >= x0 && x <= x1) d->AddLine(ImVec2(px(x), top), ImVec2(px(x), bottom), options.x_markers_colour);
   }
   if (options.x_marker >= 0) {
     d->AddLine(ImVec2(px(options.x_marker), top), ImVec2(px(options.x_marker), bottom), IM_COL32(240, 240, 120, 200));
@@ -94,10 +103,11 @@ PlotRect line_plot(const char* id, const std::vector<Series>& series, ImVec2 siz
   char text[64];
   std::snprintf(text, sizeof text, "%.3g", y1);
   d->AddText(ImVec2(r.min.x + 3, r.min.y + 1), kText, text);
+  const float top_label_width = ImGui::CalcTextSize(text).x;
   std::snprintf(text, sizeof text, "%.3g", y0);
   d->AddText(ImVec2(r.min.x + 3, r.max.y - 15), kText, text);
   if (options.legend) {
-    float x = r.min.x + 60;
+    float x = r.min.x + std::max(60.0f, top_label_width + 12);  // after the top label (1.34e+03 is wide)
     for (const Series& s : series) {
       if (s.label.empty()) continue;
       d->AddRectFilled(ImVec2(x, r.min.y + 5), ImVec2(x + 10, r.min.y + 13), s.colour);
@@ -245,6 +255,24 @@ PlotRect colour_bar(const char* id, float threshold, float maximum, bool positiv
   d->AddText(ImVec2(r.min.x + 16, mid + 2), kText, text);
   std::snprintf(text, sizeof text, "-%.1f", maximum);
   d->AddText(ImVec2(r.min.x + 16, r.max.y - 14), kText, text);
+  return r;
+}
+
+PlotRect colour_scale(const char* id, float low, float high, ImVec2 size) {
+  const PlotRect r = reserve(id, size);
+  ImDrawList* d = ImGui::GetWindowDrawList();
+  const int steps = 32;
+  const float top = r.min.y + 8, bottom = r.max.y - 8, h = (bottom - top) / steps;
+  for (int k = 0; k < steps; ++k) {
+    const auto c = hot_colour(static_cast<float>(k) / (steps - 1));
+    d->AddRectFilled(ImVec2(r.min.x, bottom - h * static_cast<float>(k + 1)),
+                     ImVec2(r.min.x + 14, bottom - h * static_cast<float>(k)), IM_COL32(c[0], c[1], c[2], 255));
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", high);
+  d->AddText(ImVec2(r.min.x + 16, top - 8), kText, text);
+  std::snprintf(text, sizeof text, "%.3g", low);
+  d->AddText(ImVec2(r.min.x + 16, bottom - 8), kText, text);
   return r;
 }
 

@@ -22,6 +22,9 @@ struct PlotOptions {
   std::vector<double> horizontal_lines;  // e.g. a threshold, drawn dashed
   double x_marker = -1.0;                // a vertical line at this x (< 0: none)
   bool legend = true;
+  double x_min = 0.0, x_max = 0.0;  // equal: from the data (several plots with one x axis set both)
+  std::vector<double> x_markers;    // thin vertical lines at these x (e.g. the volumes of flagged slices)
+  ImU32 x_markers_colour = IM_COL32(255, 150, 40, 200);
 };
 
 struct PlotRect {
@@ -42,5 +45,8 @@ PlotRect heat_map(const char* id, const std::vector<float>& values, int rows, Im
 
 // A vertical colour bar of the overlay's colours with its range labels.
 PlotRect colour_bar(const char* id, float threshold, float maximum, bool positive, bool negative, ImVec2 size);
+
+// A vertical colour bar of the hot colours from `low` (bottom) to `high` (top), labelled at both ends.
+PlotRect colour_scale(const char* id, float low, float high, ImVec2 size);
 
 }  // namespace rtf::viewer

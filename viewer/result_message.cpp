@@ -5,6 +5,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "viewer/qa_message.hpp"
+
 namespace rtf::viewer {
 
 namespace {
@@ -43,6 +45,7 @@ std::variant<TrUpdate, DecodeError> decode_result_message(std::string_view heade
     if (h.contains("stream") && h["stream"].is_string()) u.stream = h["stream"].get<std::string>();
     u.sample.feedback = number_or_nan(h, "feedback");
     u.sample.fd_mm = number_or_nan(h, "fd_mm");
+    u.sample.dvars = number_or_nan(h, "dvars");
     u.sample.skipped_before = std::max<int64_t>(0, count_or(h, "skipped"));
     if (h.contains("motion") && h["motion"].is_array() && h["motion"].size() == 6) {
       for (size_t i = 0; i < 6; ++i) {
@@ -92,6 +95,7 @@ std::variant<TrUpdate, DecodeError> decode_result_message(std::string_view heade
     if (h.contains("affine") && h["affine"].is_array() && h["affine"].size() == 16) {
       for (size_t i = 0; i < 16; ++i) u.affine[i] = h["affine"][i].is_number() ? h["affine"][i].get<double>() : 0.0;
     }
+    if (auto e = decode_qa_header(h, u.sample.volume, u.qa)) return DecodeError{*std::move(e)};
     const nlohmann::json listed = h.value("frames", nlohmann::json::array());
     if (!listed.is_array() || listed.size() != frames.size()) {
       return DecodeError{"header lists " + std::to_string(listed.is_array() ? listed.size() : 0) + " frames, " +
@@ -104,7 +108,12 @@ std::variant<TrUpdate, DecodeError> decode_result_message(std::string_view heade
       if (f.value("dtype", "") != "float32") return DecodeError{"frame '" + name + "' is not float32"};
       int64_t elements = 1;
       const auto shape = f.value("shape", nlohmann::json::array());
-      for (const auto& s : shape) elements *= s.is_number_integer() ? s.get<int64_t>() : -1;
+      const auto bytes = static_cast<int64_t>(frames[i].size());
+      for (const auto& s : shape) {
+        // Sizes and products beyond the frame's bytes cannot match it (and would overflow).
+        const int64_t size = s.is_number_integer() ? s.get<int64_t>() : -1;
+        elements = elements >= 0 && size >= 0 && size <= bytes && elements * size <= bytes ? elements * size : -1;
+      }
       if (shape.empty() || elements < 0 || static_cast<size_t>(elements) * 4 != frames[i].size()) {
         return DecodeError{"frame '" + name + "' has " + std::to_string(frames[i].size()) + " bytes, its shape needs " +
                            std::to_string(elements * 4)};
@@ -117,6 +126,14 @@ std::variant<TrUpdate, DecodeError> decode_result_message(std::string_view heade
         u.connectivity = std::move(data);
         continue;
       }
+      if (name == "qa_tsnr" || name == "qa_carpet") {
+        if (auto e = take_qa_frame(name, shape, u.dims, std::move(data), u.qa)) return DecodeError{*std::move(e)};
+        continue;
+      }
+      // Frames this viewer does not know are skipped whatever their shape: fields may be added (§8).
+      const bool known = name == "volume" || name == "t_map" || name == "sliding_t_map" || name == "cca_map" ||
+                         name == "seed_map" || name == "roi_labels";
+      if (!known) continue;
       if (elements != voxels) return DecodeError{"frame '" + name + "' does not match 'dims'"};
       if (name == "volume")
         u.volume = std::move(data);
@@ -128,9 +145,8 @@ std::variant<TrUpdate, DecodeError> decode_result_message(std::string_view heade
         u.cca_map = std::move(data);
       else if (name == "seed_map")
         u.seed_map = std::move(data);
-      else if (name == "roi_labels")
+      else
         u.roi_labels = std::move(data);
-      // Unknown frames are skipped: fields may be added (§8).
     }
   } catch (const std::exception& e) {
     return DecodeError{std::string("header: ") + e.what()};

@@ -15,8 +15,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "viewer/panel_support.hpp"
 #include "viewer/plot_widgets.hpp"
 #include "viewer/png_writer.hpp"
+#include "viewer/qa_panel.hpp"
 #include "viewer/slice_image.hpp"
 
 namespace rtf::viewer {
@@ -27,35 +29,6 @@ constexpr std::array<ImU32, 6> kMotionColours{IM_COL32(240, 80, 80, 255),  IM_CO
                                               IM_COL32(90, 140, 255, 255), IM_COL32(240, 160, 60, 255),
                                               IM_COL32(200, 90, 230, 255), IM_COL32(60, 210, 210, 255)};
 constexpr const char* kMapNames[] = {"t (cumulative GLM)", "t (sliding GLM)", "CCA", "seed correlation (z)", "none"};
-
-struct Texture {
-  GLuint id = 0;
-  int width = 0, height = 0;
-  double aspect = 1.0;
-  void upload(const SliceImage& img) {
-    if (id == 0) glGenTextures(1, &id);
-    glBindTexture(GL_TEXTURE_2D, id);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, img.width, img.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, img.rgba.data());
-    width = img.width;
-    height = img.height;
-    aspect = img.pixel_aspect;
-  }
-  ~Texture() {
-    if (id != 0) glDeleteTextures(1, &id);
-  }
-};
-
-struct Layout {
-  std::vector<std::pair<std::string, PlotRect>> rects;
-  void add(const std::string& name, PlotRect r) { rects.emplace_back(name, r); }
-  void add_window(const std::string& name) {
-    const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
-    rects.emplace_back(name, PlotRect{p, ImVec2(p.x + s.x, p.y + s.y)});
-  }
-};
 
 class App {
  public:
@@ -79,6 +52,7 @@ class App {
   void connectivity_panel(ImVec2 pos, ImVec2 size);
   void latency_panel(ImVec2 pos, ImVec2 size);
   void status_panel(ImVec2 pos, ImVec2 size);
+  void qa_panel(ImVec2 pos, ImVec2 size);
   const std::vector<float>& underlay() const;
   const std::vector<float>& overlay_map() const;
   bool begin_panel(const char* name, ImVec2 pos, ImVec2 size);
@@ -99,6 +73,7 @@ class App {
   std::vector<std::pair<int64_t, float>> voxel_series_;
   int64_t outline_pixels_ = 0;     // ROI outline pixels in the three slices last drawn
   int64_t roi_version_seen_ = -1;  // --goto-roi: the labels the crosshair went to
+  QaPanel qa_panel_;
 };
 
 const std::vector<float>& App::underlay() const {
@@ -204,20 +179,20 @@ bool App::begin_panel(const char* name, ImVec2 pos, ImVec2 size) {
 
 void App::slices_panel(ImVec2 pos, ImVec2 size) {
   if (begin_panel("Slices", pos, size)) {
-    ImGui::SetNextItemWidth(190);
+    ImGui::SetNextItemWidth(170);
     if (ImGui::Combo("map", &map_choice_, kMapNames, IM_ARRAYSIZE(kMapNames))) {
       slices_dirty_ = true;
       if (options_.follow_peak) move_to_peak();
     }
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(160);
+    ImGui::SetNextItemWidth(130);
     if (ImGui::SliderFloat("threshold", &overlay_.threshold, 0.0f, 10.0f, "%.2f")) slices_dirty_ = true;
     ImGui::SameLine();
     if (ImGui::Checkbox("+", &overlay_.positive)) slices_dirty_ = true;
     ImGui::SameLine();
     if (ImGui::Checkbox("-", &overlay_.negative)) slices_dirty_ = true;
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(120);
+    ImGui::SetNextItemWidth(100);
     if (ImGui::SliderFloat("max", &overlay_.maximum, overlay_.threshold + 0.1f, 20.0f, "%.1f")) slices_dirty_ = true;
     if (ImGui::Checkbox("follow peak", &options_.follow_peak) && options_.follow_peak) move_to_peak();
     ImGui::SameLine();
@@ -247,8 +222,7 @@ void App::slices_panel(ImVec2 pos, ImVec2 size) {
       const float w = avail / 3 - 6;
       const float h = w * static_cast<float>(t.height) / (static_cast<float>(t.width) * static_cast<float>(t.aspect));
       image_height = std::max(image_height, h);
-      ImGui::Image(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.id)),  // NOLINT(performance-no-int-to-ptr)
-                   ImVec2(w, h));  // ImGui's OpenGL backend takes the texture name as its void* id
+      ImGui::Image(t.imgui_id(), ImVec2(w, h));
       const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
       layout_.add(names[k], {a, b});
       // Crosshair.
@@ -530,18 +504,25 @@ void App::status_panel(ImVec2 pos, ImVec2 size) {
   ImGui::End();
 }
 
+void App::qa_panel(ImVec2 pos, ImVec2 size) {
+  if (begin_panel("QA", pos, size)) qa_panel_.draw(data_, layout_);
+  ImGui::End();
+}
+
 void App::frame(int width, int height) {
   refresh();
   layout_.rects.clear();
+  // Three columns: slices above connectivity, latency and status; motion above feedback; QA.
   const auto fw = static_cast<float>(width), fh = static_cast<float>(height);
-  const float left = fw * 0.52f, top = fh * 0.56f;
+  const float left = fw * 0.42f, middle = fw * 0.71f, top = fh * 0.56f, matrix = fw * 0.18f;
   slices_panel(ImVec2(0, 0), ImVec2(left, top));
-  connectivity_panel(ImVec2(0, top), ImVec2(fw * 0.26f, fh - top));
-  const float status_height = 8 * ImGui::GetTextLineHeightWithSpacing() + 12;
-  latency_panel(ImVec2(fw * 0.26f, top), ImVec2(left - fw * 0.26f, fh - top - status_height));
-  status_panel(ImVec2(fw * 0.26f, fh - status_height), ImVec2(left - fw * 0.26f, status_height));
-  motion_panel(ImVec2(left, 0), ImVec2(fw - left, fh * 0.5f));
-  feedback_panel(ImVec2(left, fh * 0.5f), ImVec2(fw - left, fh * 0.5f));
+  connectivity_panel(ImVec2(0, top), ImVec2(matrix, fh - top));
+  const float status_height = 10 * ImGui::GetTextLineHeightWithSpacing() + 12;
+  latency_panel(ImVec2(matrix, top), ImVec2(left - matrix, fh - top - status_height));
+  status_panel(ImVec2(matrix, fh - status_height), ImVec2(left - matrix, status_height));
+  motion_panel(ImVec2(left, 0), ImVec2(middle - left, fh * 0.5f));
+  feedback_panel(ImVec2(left, fh * 0.5f), ImVec2(middle - left, fh * 0.5f));
+  qa_panel(ImVec2(middle, 0), ImVec2(fw - middle, fh));
 }
 
 // Per-frame work time (events, panels, slice images, GL drawing; not the wait for the next event).
@@ -569,7 +550,16 @@ void write_layout(const std::filesystem::path& path, const Layout& layout, int w
                    {"regions", data.regions_count},
                    {"roi_labels", data.roi_label_names},
                    {"roi_status", data.roi_status},
-                   {"roi_outline_pixels", outline_pixels}};
+                   {"roi_outline_pixels", outline_pixels},
+                   {"qa",
+                    {{"seen", data.qa.seen},
+                     {"on", data.qa.on},
+                     {"samples", data.qa.samples.size()},
+                     {"carpet_columns", data.qa.carpet.columns()},
+                     {"carpet_rows", data.qa.carpet.rows()},
+                     {"tsnr_map", !data.qa.tsnr.empty()},
+                     {"flagged_slices", data.qa.flagged.size()},
+                     {"alarms", data.qa.alarms.size()}}}};
   nlohmann::json rects = nlohmann::json::object();
   for (const auto& [name, r] : layout.rects) rects[name] = {r.min.x, r.min.y, r.max.x - r.min.x, r.max.y - r.min.y};
   j["rects"] = rects;

@@ -1,5 +1,5 @@
 // ViewerApp: the GLFW window, the ImGui frame loop and the panels (slices with overlay, motion, feedback, ROI x ROI
-// matrix, latency, counters). All OpenGL work happens on the thread that calls run(). Data come from a
+// matrix, latency, counters, QA). All OpenGL work happens on the thread that calls run(). Data come from a
 // SharedViewerData filled by the network thread (--connect) or by a recorded session (--replay).
 #pragma once
 

@@ -32,6 +32,7 @@ void ViewerData::apply(TrUpdate&& u) {
     roi_labels.clear();
     roi_label_names.clear();
     roi_labels_version = -1;
+    qa.reset();
     ++restarts;
   }
   if (u.seq >= 0) {
@@ -75,6 +76,7 @@ void ViewerData::apply(TrUpdate&& u) {
                               {&missing, u.missing}}) {
     if (value >= 0) *field = value;
   }
+  qa.apply(std::move(u.qa), u.sample.dvars);
   history.push_back(std::move(u.sample));
   ++messages;
   ++version;

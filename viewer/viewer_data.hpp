@@ -1,6 +1,6 @@
 // ViewerData: everything the viewer shows, built from the server's per-TR results (docs/protocol.md §8) or from a
 // recorded session: the newest volume and maps, the R x R matrix, and the per-TR history (motion, FD, feedback, ROI
-// values, design row, latency per stage). No OpenGL here.
+// values, design row, latency per stage) and the run's QA (qa_data.hpp). No OpenGL here.
 #pragma once
 
 #include <array>
@@ -8,6 +8,8 @@
 #include <limits>
 #include <string>
 #include <vector>
+
+#include "viewer/qa_data.hpp"
 
 namespace rtf::viewer {
 
@@ -26,6 +28,7 @@ struct TrSample {
   double feedback = kNaN;
   std::array<double, 6> motion{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};  // mm, mm, mm, deg, deg, deg
   double fd_mm = kNaN;
+  double dvars = kNaN;
   std::vector<double> rois;        // feedback ROI means, in roi_names order
   std::vector<double> design_row;  // this volume's design matrix row, in design_columns order
   std::vector<double> latency_ms;  // cumulative ms after "received", in latency_step_names() order (NaN: absent)
@@ -53,6 +56,7 @@ struct TrUpdate {
   std::vector<std::string> roi_label_names;
   int64_t roi_labels_version = -1;
   std::string roi_status;  // pending | ready | failed ("" without subject-space ROIs)
+  QaUpdate qa;             // the QA stage's values, alarms and frames (qa.present false: no `qa` in the header)
   TrSample sample;
 };
 
@@ -69,6 +73,7 @@ struct ViewerData {
   int64_t roi_labels_version = -1;
   std::string roi_status;
   std::vector<TrSample> history;  // one per analysed TR, in arrival order
+  QaState qa;                     // this run's QA
   int64_t messages = 0;           // updates applied
   int64_t seq_gaps = 0;           // PUB messages lost (sequence gaps)
   int64_t last_seq = -1;
@@ -77,8 +82,8 @@ struct ViewerData {
   uint64_t version = 0;  // +1 per applied update
 
   // Applies one update: replaces the maps it carries, appends its sample. A new run, another grid or a sequence
-  // number not above the last one (a restarted server) clears the history first (and the ROI labels). ROI labels
-  // are kept until the header names another version; those of another version are dropped until its frame comes.
+  // number not above the last one (a restarted server) clears the history first (and the ROI labels and the QA). ROI
+  // labels are kept until the header names another version; those of another version are dropped until its frame comes.
   void apply(TrUpdate&& update);
 
   int64_t voxels() const { return dims[0] * dims[1] * dims[2]; }

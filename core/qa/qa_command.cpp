@@ -24,6 +24,9 @@
 #include "core/motion/device_dvars.hpp"
 #include "core/motion/motion_files.hpp"
 #include "core/motion/motion_metrics.hpp"
+#include "core/qa/carpet_column.hpp"
+#include "core/qa/image_quality.hpp"
+#include "core/qa/qa_outputs.hpp"
 #include "core/qa/outlier_count.hpp"
 #include "core/qa/quality_index.hpp"
 #include "core/qa/slice_means.hpp"
@@ -35,13 +38,6 @@ namespace rtf {
 
 namespace {
 
-struct VolumeRow {
-  double global = 0, dvars = 0, outlier_fraction = 0, quality = 0;
-  double fd = std::numeric_limits<double>::quiet_NaN();  // with --motion
-  int64_t outliers = 0;
-  SliceZ slices;
-};
-
 std::vector<uint8_t> read_mask(const QaCommandOptions& o, const Image& bold) {
   const Image image = read_nifti(o.mask);
   require_same_grid(bold.header(), o.input, image.header(), o.mask);
@@ -51,49 +47,6 @@ std::vector<uint8_t> read_mask(const QaCommandOptions& o, const Image& bold) {
   return mask;
 }
 
-// A value for the TSV: "n/a" (BIDS) where it is undefined.
-std::string cell(double x) {
-  return std::isfinite(x) ? fmt::format("{:.6g}", x) : "n/a";
-}
-
-std::string table(const std::vector<VolumeRow>& rows, bool with_fd) {
-  std::string out =
-      "volume\tglobal_signal\tdvars\toutliers\toutlier_fraction\tquality_index\tslice_z_worst\tworst_slice\t"
-      "flagged_slices";
-  out += with_fd ? "\tfd\n" : "\n";
-  for (size_t t = 0; t < rows.size(); ++t) {
-    const VolumeRow& r = rows[t];
-    std::string flagged;
-    for (const int z : r.slices.flagged) flagged += (flagged.empty() ? "" : ",") + std::to_string(z);
-    out += fmt::format(
-        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}", t, cell(r.global), cell(r.dvars), r.outliers, cell(r.outlier_fraction),
-        cell(r.quality), r.slices.worst_slice < 0 ? "n/a" : cell(r.slices.worst_z),
-        r.slices.worst_slice < 0 ? "n/a" : std::to_string(r.slices.worst_slice), flagged.empty() ? "n/a" : flagged);
-    out += with_fd ? "\t" + cell(r.fd) + "\n" : "\n";
-  }
-  return out;
-}
-
-// The mean of the finite values (NaN when none).
-double finite_mean(const std::vector<double>& values) {
-  double sum = 0;
-  int64_t n = 0;
-  for (const double x : values) {
-    if (std::isfinite(x)) {
-      sum += x;
-      ++n;
-    }
-  }
-  return n > 0 ? sum / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
-}
-
-}  // namespace
-
-std::string qa_file(const std::string& out, const std::string& name) {
-  return !out.empty() && out.back() == '/' ? out + name : out + "_" + name;
-}
-
-namespace {
 
 // One run; `device()` opens the device on first use (after the inputs are checked) and keeps it.
 void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of) {
@@ -165,11 +118,12 @@ void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of
   DeviceDvars dvars(*device, mask);
   SliceZScores slice_z(o.slices);
   DeviceBuffer<float> volume(*device, static_cast<size_t>(voxels));
-  std::vector<VolumeRow> rows(static_cast<size_t>(nt));
+  std::vector<QaVolumeRow> rows(static_cast<size_t>(nt));
   ProgressLog progress("qa volumes");
   for (int t = 0; t < nt; ++t) {
     volume.write(q, bold.volume(t));
-    VolumeRow& r = rows[static_cast<size_t>(t)];
+    QaVolumeRow& r = rows[static_cast<size_t>(t)];
+    r.volume = t;
     moments.add(volume);
     const SliceMeans means = slice_means.measure(volume);
     r.global = means.global;
@@ -183,97 +137,74 @@ void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of
   const MomentMaps maps = moments.read_maps();
   lap("volumes");
 
-  // The summary, MRIQC's names where it has them.
-  std::vector<double> tsnr_in_mask, fractions, qualities, dvars_values;
-  for (int64_t v = 0; v < voxels; ++v) {
-    if (mask[static_cast<size_t>(v)] != 0 && std::isfinite(maps.tsnr[static_cast<size_t>(v)])) {
-      tsnr_in_mask.push_back(maps.tsnr[static_cast<size_t>(v)]);
+  // The set of files: the table, the summary with MRIQC's names, the maps, the report (core/qa/qa_outputs.hpp).
+  QaRun qa;
+  qa.title = o.input;
+  qa.grid = h;
+  qa.tr_s = tr_s;
+  qa.rows = std::move(rows);
+  qa.maps = maps;
+  qa.mask = mask;
+  qa.mask_source = o.mask.empty() ? "brain mask of the mean volume" : o.mask;
+  qa.slice_threshold = o.slices.threshold;
+  qa.fd_thresholds = o.fd_thresholds;
+  qa.target_minutes = o.target_minutes;
+  qa.censor_rule = o.censor;
+  qa.censor = o.censor == CensorRule::kFirmm ? "firmm" : "power2014";
+  qa.fd_filter = o.fd_filter.kind == FdFilterKind::kNone    ? "none"
+                 : o.fd_filter.kind == FdFilterKind::kNotch ? "notch"
+                                                            : "lowpass";
+  {
+    // MRIQC's image-quality metrics (core/qa/image_quality.hpp): of the mean EPI in the mask, and of the series.
+    qa.image = image_quality(maps.mean, mask, h.dims, h.voxel_mm);
+    const SeriesQuality sq = series_quality(bold.data(), nt, voxels, mask);
+    qa.gcor = sq.gcor;
+    for (size_t t = 0; t < qa.rows.size(); ++t) {
+      qa.rows[t].dvars_std = sq.dvars_std[t];
+      qa.rows[t].dvars_vstd = sq.dvars_vstd[t];
     }
+    lap("iqms");
   }
-  nlohmann::json flagged = nlohmann::json::array();
-  for (size_t t = 0; t < rows.size(); ++t) {
-    fractions.push_back(rows[t].outlier_fraction);
-    qualities.push_back(rows[t].quality);
-    dvars_values.push_back(rows[t].dvars);
-    for (const int z : rows[t].slices.flagged) {
-      flagged.push_back({{"volume", t}, {"slice", z}, {"z", rows[t].slices.z[static_cast<size_t>(z)]}});
-    }
-  }
-  double tsnr_median = std::numeric_limits<double>::quiet_NaN();
-  if (!tsnr_in_mask.empty()) {
-    const size_t k = tsnr_in_mask.size() / 2;
-    std::nth_element(tsnr_in_mask.begin(), tsnr_in_mask.begin() + static_cast<std::ptrdiff_t>(k), tsnr_in_mask.end());
-    tsnr_median = tsnr_in_mask[k];
-    if (tsnr_in_mask.size() % 2 == 0) {
-      tsnr_median = 0.5 * (tsnr_median + *std::max_element(tsnr_in_mask.begin(),
-                                                           tsnr_in_mask.begin() + static_cast<std::ptrdiff_t>(k)));
-    }
-  }
-  const auto json_number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
-  nlohmann::json summary = {{"input", o.input},
-                            {"volumes", nt},
-                            {"mask_voxels", mask_voxels},
-                            {"mask", o.mask.empty() ? "brain mask of the mean volume" : o.mask},
-                            {"tsnr", json_number(tsnr_median)},
-                            {"aor", json_number(finite_mean(fractions))},
-                            {"aqi", json_number(finite_mean(qualities))},
-                            {"dvars_mean", json_number(finite_mean(dvars_values))},
-                            {"slice_threshold", o.slices.threshold},
-                            {"flagged_slices", flagged},
-                            {"timing", timing},
-                            {"seconds", clock.seconds()}};
   if (!motion.empty()) {
-    // FD of the filtered parameters (Power et al. 2012, 50 mm), MRIQC's summaries of it, FIRMM's tally.
-    std::vector<double> fd;
+    // FD of the filtered parameters (Power et al. 2012, 50 mm); the summary adds MRIQC's and FIRMM's measures of it.
+    qa.with_fd = true;
     RigidParams previous;
     for (size_t t = 0; t < motion.size(); ++t) {
       const RigidParams p = motion_filter->next(motion[t]);
-      fd.push_back(t == 0 ? 0.0 : framewise_displacement(previous, p, 50.0));
-      rows[t].fd = fd.back();
+      qa.rows[t].fd = t == 0 ? 0.0 : framewise_displacement(previous, p, 50.0);
       previous = p;
     }
-    const auto over = std::count_if(fd.begin(), fd.end(), [](double x) { return x > 0.2; });
-    summary["fd_mean"] = json_number(finite_mean(fd));
-    summary["fd_num"] = over;
-    summary["fd_perc"] = 100.0 * static_cast<double>(over) / static_cast<double>(fd.size());
-    summary["fd_filter"] = o.fd_filter.kind == FdFilterKind::kNone    ? "none"
-                           : o.fd_filter.kind == FdFilterKind::kNotch ? "notch"
-                                                                      : "lowpass";
-    summary["censor"] = o.censor == CensorRule::kFirmm ? "firmm" : "power2014";
-    nlohmann::json usable = nlohmann::json::array();
-    for (const UsableTally& u : usable_tally(fd, tr_s, o.fd_thresholds, o.target_minutes, o.censor)) {
-      usable.push_back({{"fd_threshold_mm", u.threshold_mm},
-                        {"frames", u.frames},
-                        {"minutes", u.minutes},
-                        {"target_minutes", o.target_minutes},
-                        {"minutes_to_target", json_number(u.minutes_to_target)}});
-    }
-    summary["usable"] = usable;
   }
+  // The carpet: up to 800 voxels of the mask, their series (Power 2017).
+  const CarpetVoxels carpet = carpet_voxels(mask, 800);
+  qa.carpet_rows = static_cast<int64_t>(carpet.indices.size());
+  qa.carpet.resize(carpet.indices.size() * static_cast<size_t>(nt));
+  for (size_t r = 0; r < carpet.indices.size(); ++r) {
+    for (int t = 0; t < nt; ++t) {
+      qa.carpet[r * static_cast<size_t>(nt) + static_cast<size_t>(t)] =
+          bold.volume(t)[static_cast<size_t>(carpet.indices[r])];
+    }
+  }
+  qa.extra["timing"] = timing;
 
   io::OutputSet outputs;  // every file under its final name only when all are written
-  write_text_atomically(outputs.add(qa_file(o.out, "qa.tsv")), table(rows, !o.motion.empty()));
-  write_text_atomically(outputs.add(qa_file(o.out, "qa.json")), summary.dump(2) + "\n");
-  ImageHeader map_header = h;
-  map_header.num_volumes = 1;
-  map_header.tr_s = 0.0;
-  map_header.description = "rtfmri qa";
-  write_nifti(outputs.add(qa_file(o.out, "qa_mean.nii.gz")), Image(map_header, maps.mean));
-  write_nifti(outputs.add(qa_file(o.out, "qa_sd.nii.gz")), Image(map_header, maps.sd));
-  write_nifti(outputs.add(qa_file(o.out, "qa_tsnr.nii.gz")), Image(map_header, maps.tsnr));
-  write_nifti(outputs.add(qa_file(o.out, "qa_mask.nii.gz")),
-              Image(map_header, std::vector<float>(mask.begin(), mask.end())), DataType::kUint8);
+  write_qa_files(qa, o.out, outputs);
   outputs.commit();
+  const nlohmann::json summary = qa_summary(qa);
   spdlog::info(
       "qa: read {:.2f} s, mask {:.2f} s, upload {:.2f} s, outliers {:.2f} s, quality index {:.2f} s, volumes "
-      "{:.2f} s, writing {:.2f} s",
+      "{:.2f} s, MRIQC measures {:.2f} s, writing {:.2f} s",
       timing["read"].get<double>(), timing["mask"].get<double>(), timing["upload"].get<double>(),
       timing["outliers"].get<double>(), timing["quality_index"].get<double>(), timing["volumes"].get<double>(),
-      phase.seconds());
+      timing["iqms"].get<double>(), phase.seconds());
+  const auto number = [&](const char* key) {
+    return summary[key].is_number() ? summary[key].get<double>() : std::numeric_limits<double>::quiet_NaN();
+  };
   spdlog::info(
       "qa: tSNR {:.1f} (median in the mask), outliers {:.4f} of the mask a volume, quality index {:.4f}, {} "
-      "slice(s) flagged -> {}qa.tsv, qa.json, qa_mean/_sd/_tsnr/_mask.nii.gz ({:.2f} s)",
-      tsnr_median, finite_mean(fractions), finite_mean(qualities), flagged.size(), qa_file(o.out, ""), clock.seconds());
+      "slice(s) flagged -> {}qa.tsv, qa.json, qa_mean/_sd/_tsnr/_mask.nii.gz, qa_report.html ({:.2f} s)",
+      number("tsnr"), number("aor"), number("aqi"), summary["flagged_slices"].size(), qa_file(o.out, ""),
+      clock.seconds());
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 //   PREFIX_qa.tsv     one row per volume (columns in docs/algorithms/qa.md)
 //   PREFIX_qa.json    the summary: volumes, mask voxels, tsnr (median over the mask), aor, aqi, dvars, flagged slices;
 //                     with --motion fd_mean, fd_num, fd_perc (MRIQC's) and the usable-data tally
-//   PREFIX_qa_mean.nii.gz, PREFIX_qa_sd.nii.gz, PREFIX_qa_tsnr.nii.gz, PREFIX_qa_mask.nii.gz
+//   PREFIX_qa_mean.nii.gz, PREFIX_qa_sd.nii.gz, PREFIX_qa_tsnr.nii.gz, PREFIX_qa_mask.nii.gz, PREFIX_qa_report.html
+// (core/qa/qa_outputs.hpp).
 #pragma once
 
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "core/device/device_opener.hpp"
 #include "core/qa/motion_filter.hpp"
+#include "core/qa/qa_outputs.hpp"
 #include "core/qa/slice_zscores.hpp"
 #include "core/qa/usable_frames.hpp"
 
@@ -42,8 +44,5 @@ void run_qa_command(const QaCommandOptions& options, const DeviceOpener& open_de
 // is not given. Throws std::invalid_argument for a folder without runs.
 void run_qa_session(const QaCommandOptions& options, const DeviceOpener& open_device);
 
-// The path of output `name` ("qa.tsv", "qa_mean.nii.gz", ...) for the prefix `out`: out + "_" + name, or out + name
-// when out ends in '/'.
-std::string qa_file(const std::string& out, const std::string& name);
 
 }  // namespace rtf

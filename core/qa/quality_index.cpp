@@ -110,6 +110,15 @@ double DeviceQualityIndex::quality(const DeviceBuffer<float>& volume) {
   return quality_every_volume(volume, 1)[0];
 }
 
+double DeviceQualityIndex::quality_of_slot(const DeviceBuffer<float>& volumes, int slot) {
+  if (!reference_set_) throw std::logic_error("DeviceQualityIndex: no reference volume set");
+  if (slot < 0) throw std::invalid_argument(fmt::format("DeviceQualityIndex: slot {}", slot));
+  check(volumes, slot + 1);
+  if (count_ < 2 || !reference_finite_) return kUndefined;
+  const std::vector<bool> finite = rank(volumes, slot, 1, ranks_);
+  return correlate(1, finite)[0];
+}
+
 std::vector<double> DeviceQualityIndex::quality_every_volume(const DeviceBuffer<float>& run, int volumes) {
   if (!reference_set_) throw std::logic_error("DeviceQualityIndex: no reference volume set");
   check(run, volumes);

@@ -25,6 +25,8 @@ class DeviceQualityIndex {
   // 1 for a constant volume (correlation 0, as AFNI's 3dTqual). NaN when the volume or the reference has a non-finite
   // value in the mask, the reference is constant there, or the mask has fewer than 2 voxels.
   double quality(const DeviceBuffer<float>& volume);
+  // The same for slot `slot` of `volumes` (volume s at s * the grid's voxels): the live ring's newest volume.
+  double quality_of_slot(const DeviceBuffer<float>& volumes, int slot);
   // The same for each of the `volumes` volumes of `run` (volume t at t * the mask's voxels).
   std::vector<double> quality_every_volume(const DeviceBuffer<float>& run, int volumes);
 

@@ -42,6 +42,59 @@ ResultFrame frame(const char* name, const std::vector<float>& data, std::vector<
   return {name, "float32", std::move(shape), std::as_bytes(std::span<const float>(data))};
 }
 
+// A threshold for readers: null when that alarm is off.
+nlohmann::json threshold_or_null(double v) {
+  return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+// The QA object of the feedback line and the PUB header (docs/protocol.md §8); `full`: the PUB header's extras.
+nlohmann::json qa_json(const LiveQaSample& q, bool full, int64_t carpet_rows) {
+  const QaVolumeRow& row = q.row;
+  nlohmann::json usable = nlohmann::json::array();
+  for (const UsableTally& u : q.usable) {
+    usable.push_back({{"fd_threshold_mm", u.threshold_mm},
+                      {"frames", u.frames},
+                      {"minutes", u.minutes},
+                      {"minutes_to_target", finite_or_null(u.minutes_to_target)}});
+  }
+  nlohmann::json j{{"volume", q.volume},
+                   {"fd_mm", finite_or_null(row.fd)},
+                   {"global_signal", finite_or_null(row.global)},
+                   {"dvars", finite_or_null(row.dvars)},
+                   {"outlier_fraction", finite_or_null(row.outlier_fraction)},
+                   {"quality_index", finite_or_null(row.quality)},
+                   {"slice_z_worst", row.slices.worst_slice < 0 ? nlohmann::json(nullptr)
+                                                                : finite_or_null(row.slices.worst_z)},
+                   {"worst_slice", row.slices.worst_slice},
+                   {"flagged_slices", row.slices.flagged},
+                   {"tsnr_median", finite_or_null(q.tsnr_median)},
+                   {"sliding_tsnr_median", finite_or_null(q.sliding_tsnr_median)},
+                   {"usable", usable},
+                   {"target_minutes", q.target_minutes}};
+  if (full) {
+    j["thresholds"] = {{"fd_mm", threshold_or_null(q.thresholds.fd_mm)},
+                       {"outlier_fraction", threshold_or_null(q.thresholds.outlier_fraction)},
+                       {"slice_z", threshold_or_null(q.slice_threshold)},
+                       {"tsnr_min", threshold_or_null(q.thresholds.tsnr_min)}};
+    j["carpet_rows"] = carpet_rows;
+    j["carpet_split"] = q.carpet_split;
+    j["tsnr_map_in_this_message"] = !q.tsnr_map.empty();
+  }
+  return j;
+}
+
+nlohmann::json qa_alarm_json(const std::vector<QaAlarm>& alarms) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const QaAlarm& a : alarms) {
+    out.push_back({{"metric", a.metric},
+                   {"volume", a.volume},
+                   {"value", finite_or_null(a.value)},
+                   {"threshold", a.threshold},
+                   {"where", a.where}});
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json feedback_json(const TrResult& r, const IngestLatency& latency, int64_t skipped_since_last) {
@@ -73,6 +126,11 @@ nlohmann::json feedback_json(const TrResult& r, const IngestLatency& latency, in
     rois[r.roi_names[i]] = finite_or_null(r.roi_means[i]);
   if (!rois.empty()) j["rois"] = rois;
   if (!r.stage_errors.empty()) j["errors"] = r.stage_errors;
+  // QA: this volume's once the stage ran (PUB), else the newest before it (the feedback line goes out first).
+  if (const LiveQaSample* q = r.qa ? r.qa.get() : r.qa_previous.get()) {
+    j["qa"] = qa_json(*q, false, 0);
+    if (!q->alarms.empty()) j["qa_alarm"] = qa_alarm_json(q->alarms);
+  }
   j["latency_ms"] = latency_json(latency);
   return j;
 }
@@ -156,6 +214,7 @@ nlohmann::json result_header(const TrResult& r, const IngestLatency& latency, in
     header["roi_labels"] = {
         {"version", r.roi_labels->version}, {"names", r.roi_labels->names}, {"in_this_message", r.roi_labels_frame}};
   }
+  if (r.qa) header["qa"] = qa_json(*r.qa, true, static_cast<int64_t>(r.qa->carpet.size()));
   header["device"] = device;
   header["counters"] = {{"received", counts.received},        {"analysed", counts.analysed},
                         {"skipped", counts.skipped},          {"dropped", counts.dropped},
@@ -182,6 +241,12 @@ void LiveOutputs::publish(const TrResult& r, IngestLatency& latency, int64_t ski
     frames.push_back(frame("connectivity", r.connectivity, {r.rois_in_atlas, r.rois_in_atlas}));
   }
   if (r.roi_labels && r.roi_labels_frame) add("roi_labels", r.roi_labels->bits);
+  if (r.qa) {
+    add("qa_tsnr", r.qa->tsnr_map);
+    if (!r.qa->carpet.empty()) {
+      frames.push_back(frame("qa_carpet", r.qa->carpet, {static_cast<int64_t>(r.qa->carpet.size())}));
+    }
+  }
   publisher_->publish(std::move(header), frames);
   latency.published_ns = now_ns();
 }

@@ -278,6 +278,7 @@ void LiveStage::handle(const LiveVolume& v, bool analyse, bool defer_maps) {
 void LiveStage::complete(Outstanding& o) {
   try {
     RunPipeline& p = *o.active->pipeline;
+    p.run_qa(o.result);  // after the feedback line: QA adds nothing to its latency
     if ((outputs_ != nullptr && outputs_->publisher() != nullptr) || observer_) {
       p.read_maps(o.result);
       if (outputs_ != nullptr && outputs_->publisher() != nullptr) {

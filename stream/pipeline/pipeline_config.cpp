@@ -47,6 +47,14 @@ class Section {
       }
       if (!n->is_string()) fail(key, "a string");
       out = *n->value<std::string>();
+    } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+      const toml::array* a = n->as_array();
+      if (a == nullptr) fail(key, "an array of numbers");
+      out.clear();
+      for (const toml::node& e : *a) {
+        if (!e.is_number()) fail(key, "an array of numbers");
+        out.push_back(*e.value<double>());
+      }
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
       const toml::array* a = n->as_array();
       if (a == nullptr) fail(key, "an array of strings");
@@ -151,12 +159,12 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   }
   PipelineConfig c;
   std::set<std::string> sections{"server", "run", "registration", "motion",   "smoothing",
-                                 "glm",    "cca", "connectivity", "feedback", "outputs"};
+                                 "glm",    "cca", "connectivity", "feedback", "qa", "outputs"};
   for (auto&& [k, v] : root) {
     if (!sections.count(std::string(k.str())) || !v.is_table()) {
       throw std::invalid_argument(
           fmt::format("config: unknown section '{}' (sections: server, run, registration, motion, smoothing, "
-                      "glm, cca, connectivity, feedback, outputs)",
+                      "glm, cca, connectivity, feedback, qa, outputs)",
                       k.str()));
     }
   }
@@ -249,6 +257,44 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   fb.read("kalman", c.kalman);
   fb.read("scaling", c.scaling);
   fb.finish();
+  Section qa(table("qa"), "qa");
+  qa.read("enabled", c.qa);
+  qa.read("mask", c.qa_mask);
+  if (!c.qa_mask.empty()) c.qa_mask = (base_dir / c.qa_mask).string();
+  LiveQaOptions& q = c.qa_options;
+  std::string fd_filter, censor;
+  qa.read("fd_filter", fd_filter);
+  if (!fd_filter.empty()) {
+    try {
+      q.fd_filter.kind = parse_fd_filter(fd_filter);
+    } catch (const std::invalid_argument&) {
+      qa.fail("fd_filter", "\"none\", \"notch\" or \"lowpass\"");
+    }
+  }
+  qa.read("fd_band_low_bpm", q.fd_filter.band_low_bpm);
+  qa.read("fd_band_high_bpm", q.fd_filter.band_high_bpm);
+  qa.read("fd_cutoff_bpm", q.fd_filter.cutoff_bpm);
+  qa.read("fd_thresholds", q.fd_thresholds);
+  qa.read("target_minutes", q.target_minutes);
+  qa.read("censor", censor);
+  if (!censor.empty()) {
+    try {
+      q.censor = parse_censor_rule(censor);
+    } catch (const std::invalid_argument&) {
+      qa.fail("censor", "\"firmm\" or \"power2014\"");
+    }
+  }
+  qa.read("alarm_fd_mm", q.alarms.fd_mm);
+  qa.read("alarm_outlier_fraction", q.alarms.outlier_fraction);
+  qa.read("alarm_tsnr_min", q.alarms.tsnr_min);
+  qa.read("alarm_tsnr_min_volumes", q.alarms.tsnr_min_volumes);
+  qa.read("alarm_usable_target", q.alarms.usable_target);
+  qa.read("slice_threshold", q.slices.threshold);
+  qa.read("slice_history", q.slices.history);
+  qa.read("slice_min_history", q.slices.min_history);
+  qa.read("carpet_rows", q.carpet_rows);
+  qa.read("tsnr_map_every", q.tsnr_map_every);
+  qa.finish();
   Section out(table("outputs"), "outputs");
   out.read("results_pub", c.results_pub);
   out.read("feedback_tcp", c.feedback_tcp);
@@ -271,6 +317,7 @@ PipelineConfig upload_only_config(const std::filesystem::path& session_dir, int6
   c.results_pub.clear();
   c.feedback_tcp.clear();
   c.feedback_udp.clear();
+  c.qa = false;
   c.connectivity_window = std::min<int64_t>(c.connectivity_window, ring);
   return c;
 }
@@ -292,6 +339,20 @@ void validate(const PipelineConfig& c) {
     if (!ok) throw std::invalid_argument("config: " + what);
   };
   require(!c.session_dir.empty(), "[server] session_dir is required");
+  if (c.qa) {
+    try {
+      validate(c.qa_options);
+      if (c.tr_s > 0 && c.qa_options.fd_filter.kind != FdFilterKind::kNone) {
+        try {
+          (void)MotionFilter(c.qa_options.fd_filter, c.tr_s);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(fmt::format("[qa] fd_filter at TR {} s: {}", c.tr_s, e.what()));
+        }
+      }
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("config: {}", e.what()));
+    }
+  }
   require(c.fsync == "every-volume" || c.fsync == "none", "[server] fsync must be every-volume or none");
   require(c.ring >= 2, "[server] ring must hold at least 2 volumes");
   require(c.queue >= 1, "[server] queue must be at least 1");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/feedback/feedback_config.hpp"
+#include "core/qa/live_qa.hpp"
 
 namespace rtf::stream {
 
@@ -102,6 +103,11 @@ struct PipelineConfig {
   double hrf_delay_s = 5.0;
   bool kalman = true;
   bool scaling = false;
+  // [qa]: the live data-quality stage (docs/algorithms/qa.md, "Live"): measures, FIRMM's tally, alarms, and the
+  // run's qa files (qa.tsv, qa.json, maps, qa_report.html) in runs/<run>/ when it ends.
+  bool qa = true;
+  std::string qa_mask;  // a brain mask on the EPI grid; "": the brain mask of each run's first volume
+  LiveQaOptions qa_options;
   // [outputs]
   std::string results_pub = "tcp://127.0.0.1:5556";  // "" off
   std::string feedback_tcp = "127.0.0.1:5557";       // "" off

@@ -13,6 +13,9 @@
 #include "core/device/cl_error.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
+#include "core/image/same_grid.hpp"
+#include "core/io/output_set.hpp"
+#include "core/mask/brain_mask.hpp"
 #include "stream/output/output_failures.hpp"
 
 namespace rtf::stream {
@@ -201,6 +204,7 @@ std::vector<std::string> RunPipeline::active_stages() const {
   if (atlas_) s.push_back(fmt::format("ROI x ROI ({} regions)", atlas_->rois().size()));
   if (feedback_rois_) s.push_back(fmt::format("feedback ROIs ({})", feedback_roi_names_.size()));
   if (feedback_) s.emplace_back("feedback value");
+  if (config_.qa && !qa_off_) s.emplace_back("qa");
   return s;
 }
 
@@ -230,6 +234,7 @@ TrResult RunPipeline::process(int64_t index) {
   TrResult r;
   r.run = run_;
   r.index = index;
+  r.qa_previous = last_qa_;
   r.dims = grid_.dims;
   r.affine = grid_.affine;
   ++analysed_;
@@ -318,6 +323,49 @@ TrResult RunPipeline::process(int64_t index) {
     feedback_log_->append(row + "\n");
   }
   return r;
+}
+
+void RunPipeline::run_qa(TrResult& r) {
+  if (!config_.qa || qa_off_) return;
+  if (!qa_) {
+    try {
+      std::vector<uint8_t> mask;
+      std::string source;
+      if (!config_.qa_mask.empty()) {
+        const Image image = read_nifti(config_.qa_mask);
+        ImageHeader g = grid_;
+        g.num_volumes = 1;
+        require_same_grid(g, "the run", image.header(), config_.qa_mask);
+        const auto v = image.volume(0);
+        mask.resize(v.size());
+        std::transform(v.begin(), v.end(), mask.begin(), [](float x) { return x != 0.0f ? 1 : 0; });
+        source = config_.qa_mask;
+      } else {
+        ImageHeader g = grid_;
+        g.num_volumes = 1;
+        mask = compute_brain_mask(device_, Image(g, raw_ring_.read_volume(r.index))).inside;
+        source = fmt::format("brain mask of volume {}", r.index);
+      }
+      LiveQaOptions o = config_.qa_options;
+      o.sliding_window = config_.glm_window;
+      qa_ = std::make_unique<LiveQa>(device_, grid_, std::move(mask), o, config_.ring, tr_s_);
+      spdlog::info("run {}: QA on ({}, {} carpet rows)", run_, source, qa_->carpet_rows());
+      qa_mask_source_ = std::move(source);
+    } catch (const std::exception& e) {
+      qa_off_ = true;
+      spdlog::error("run {}: QA off: {}", run_, e.what());
+      return;
+    }
+  }
+  guarded("qa", r, [&] {
+    auto sample = std::make_shared<LiveQaSample>(qa_->update(raw_ring_, r.index, r.motion ? &r.motion->params : nullptr));
+    for (const QaAlarm& a : sample->alarms) {
+      spdlog::warn("run {} volume {}: QA alarm {}: {:.4g} against {:.4g}{}", run_, a.volume, a.metric, a.value,
+                   a.threshold, a.where.empty() ? "" : " (" + a.where + ")");
+    }
+    last_qa_ = sample;
+    r.qa = std::move(sample);
+  });
 }
 
 void RunPipeline::read_maps(TrResult& r) {
@@ -418,8 +466,28 @@ std::function<void()> RunPipeline::final_maps() {
     }
     matrix = std::move(text);
   }
-  return [maps = std::move(maps), matrix = std::move(matrix), grid = grid_, run = run_, dir = run_dir_]() mutable {
+  std::optional<QaRun> qa;
+  if (qa_) {
+    try {
+      qa = qa_->run_record(raw_ring_, run_);
+      qa->mask_source = qa_mask_source_;
+    } catch (const std::exception& e) {
+      spdlog::error("run {}: the QA record could not be read back: {}", run_, e.what());
+    }
+  }
+  return [maps = std::move(maps), matrix = std::move(matrix), qa = std::move(qa), grid = grid_, run = run_,
+          dir = run_dir_]() mutable {
     int failed = 0;  // files not written: each is tried, whatever happened to the others
+    if (qa) {
+      const std::filesystem::path path = dir / "qa_report.html";
+      if (!write_output(path, "run " + run, [&] {
+            io::OutputSet outputs;
+            write_qa_files(*qa, dir.string() + "/", outputs);
+            outputs.commit();
+          })) {
+        ++failed;
+      }
+    }
     for (auto& [name, data] : maps) {
       const std::filesystem::path path = dir / name;
       if (!write_output(path, "run " + run, [&] { write_map(path, grid, std::move(data)); })) ++failed;

@@ -28,6 +28,7 @@
 #include "core/filters/gaussian_smoothing.hpp"
 #include "core/glm/live_glm.hpp"
 #include "core/motion/live_motion.hpp"
+#include "core/qa/live_qa.hpp"
 #include "core/stats/cca.hpp"
 #include "stream/output/row_file.hpp"
 #include "stream/pipeline/pipeline_config.hpp"
@@ -74,6 +75,10 @@ struct TrResult {
   // Stage completion times (steady clock ns, 0: stage off).
   int64_t motion_ns = 0, smoothed_ns = 0, stats_ns = 0, feedback_ns = 0;
   std::vector<std::string> stage_errors;  // a stage that failed on this volume: "stage: reason"
+  // The live QA stage (core/qa/live_qa.hpp; null when off): `qa` this volume's, filled by RunPipeline::run_qa after
+  // the feedback value went out (so in the PUB message, not the feedback line); `qa_previous` the newest complete
+  // one when process() ran (the feedback line's, normally the volume before).
+  std::shared_ptr<const LiveQaSample> qa, qa_previous;
 };
 
 // A viewer that connects late, or a dropped PUB message, gets the ROI labels within this many messages.
@@ -97,6 +102,9 @@ class RunPipeline {
   // Analyses volume `index`, which must be the newest uploaded. Never throws for a stage's failure (see TrResult).
   // The maps stay on the device: read_maps() fetches them, after the feedback value has gone out.
   TrResult process(int64_t index);
+
+  // The QA stage on this volume (after its feedback line went out): result.qa, alarms logged. Never throws.
+  void run_qa(TrResult& result);
 
   // Host copies of this TR's maps and matrix into `result` (the corrected volume, the t maps, CCA, seed, R x R).
   void read_maps(TrResult& result);
@@ -166,6 +174,11 @@ class RunPipeline {
   std::unique_ptr<RowFile> feedback_log_;  // runs/<run>/feedback.tsv
   std::unique_ptr<RowFile> motion_log_;    // runs/<run>/motion.tsv (appended: a restarted server continues it)
 
+  // [qa]: built on the first volume QA sees (its brain mask comes from it).
+  std::unique_ptr<LiveQa> qa_;
+  bool qa_off_ = false;  // off for this run (a mask that does not fit, or it could not start)
+  std::shared_ptr<const LiveQaSample> last_qa_;
+  std::string qa_mask_source_;
   std::vector<int64_t> raw_slots_, analysis_slots_;
   std::vector<std::string> failed_once_;  // stages whose failure was logged at error level already
 

@@ -2,8 +2,10 @@
 # Command-line checks of `rtfmri qa` (docs/algorithms/qa.md): on real BOLD (nitime's fmri1 and fmri2, nipy's
 # functional) every per-volume value and the mean/SD/tSNR maps agree with the independent numpy/scipy reference
 # tests/qa/qa_reference.py (qa_check.py: global signal 1e-5, quality index, slice z and maps 1e-4 relative, outlier
-# counts equal); on a phantom without motion no slice is flagged, and a slice drop-out and a spike injected into it are
-# flagged at exactly their volume and slice; on a moving phantom FD after the causal notch filter and FIRMM's
+# counts equal), and MRIQC's image-quality metrics in the JSON (efc, fber, snr, gsr_x/_y, fwhm_*, gcor, dvars_std/_vstd)
+# and the per-volume dvars_std/_vstd columns agree with tests/qa/iqm_reference.py within 1e-4 relative; on a phantom
+# without motion no slice is flagged, and a slice drop-out and a spike injected into it are flagged at exactly their
+# volume and slice; on a moving phantom FD after the causal notch filter and FIRMM's
 # usable frames equal the reference's; bad input (a 3D file, a mask on another grid, a threshold of 0, motion of
 # another length) gives a clear error and writes nothing; a session folder gets each run's files in runs/<run>/.
 #   usage: qa_checks.sh RTFMRI DATA_DIR WORK_DIR
@@ -34,8 +36,11 @@ for bold in nitime/fmri1.nii.gz nitime/fmri2.nii.gz nipy/functional.nii.gz; do
   expect_ok "$name: qa" 'qa: tSNR' "$RTFMRI" qa "$DATA/$bold" --out "$W/$name"
   if "$PY" "$HERE/../qa/qa_reference.py" "$DATA/$bold" --mask "$W/${name}_qa_mask.nii.gz" --out "$W/${name}_ref.tsv" \
     "${REF_OPTIONS[@]}" --maps "$W/${name}_ref" >"$W/${name}_ref.log" 2>&1 &&
-    "$PY" "$HERE/qa_check.py" "$W/$name" "$W/${name}_ref.tsv" "$W/${name}_ref" >"$W/${name}_check.log" 2>&1; then
-    pass "$name: every value = the numpy/scipy reference ($(grep -c '' "$W/${name}_qa.tsv") rows)"
+    "$PY" "$HERE/../qa/iqm_reference.py" "$DATA/$bold" "$W/${name}_qa_mask.nii.gz" >"$W/${name}_iqm_ref.json" \
+      2>>"$W/${name}_ref.log" &&
+    "$PY" "$HERE/qa_check.py" "$W/$name" "$W/${name}_ref.tsv" "$W/${name}_ref" "$W/${name}_iqm_ref.json" \
+      >"$W/${name}_check.log" 2>&1; then
+    pass "$name: every value and MRIQC's IQMs = the numpy/scipy references ($(grep -c '' "$W/${name}_qa.tsv") rows)"
   else
     fail "$name: against the reference"
     show "$W/${name}_ref.log"

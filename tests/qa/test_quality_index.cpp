@@ -86,6 +86,7 @@ TEST(QualityIndex, MatchesTheReferenceAgainstTheMedianVolume) {
       const double want = reference::quality_index(volumes[t], median_host, mask);
       EXPECT_NEAR(q.quality(upload(device, volumes[t])), want, 1e-12) << voxels << " voxels, volume " << t;
       EXPECT_EQ(every[t], every_at_once[t]) << "small batches, volume " << t;
+      EXPECT_EQ(q.quality_of_slot(series, static_cast<int>(t)), every_at_once[t]) << "one slot, volume " << t;
       EXPECT_NEAR(every[t], want, 1e-12) << voxels << " voxels, volume " << t;
     }
   }

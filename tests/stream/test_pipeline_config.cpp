@@ -185,3 +185,74 @@ TEST(PipelineConfig, RunsAnalysedAtOnce) {
 
 }  // namespace
 }  // namespace rtf::stream
+
+namespace rtf::stream {
+namespace {
+
+std::string validation_error_of(std::string_view text) {
+  try {
+    validate(parse_pipeline_config(text, "/tmp"));
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(PipelineConfig, TheQaSection) {
+  const PipelineConfig defaults = parse_pipeline_config("[server]\nsession_dir = \"s\"\n", "/tmp");
+  EXPECT_TRUE(defaults.qa);
+  EXPECT_EQ(defaults.qa_options.fd_thresholds, (std::vector<double>{0.2, 0.3, 0.5}));
+  const PipelineConfig c = parse_pipeline_config(
+      "[server]\nsession_dir = \"s\"\n[qa]\nmask = \"m.nii.gz\"\nfd_filter = \"notch\"\nfd_band_low_bpm = 12\n"
+      "fd_band_high_bpm = 20\nfd_thresholds = [0.1, 0.25]\ntarget_minutes = 8\ncensor = \"power2014\"\n"
+      "alarm_fd_mm = 0.9\nalarm_outlier_fraction = 0.1\nalarm_tsnr_min = 30\nalarm_tsnr_min_volumes = 12\n"
+      "alarm_usable_target = false\nslice_threshold = 6\nslice_history = 40\nslice_min_history = 8\n"
+      "carpet_rows = 100\ntsnr_map_every = 3\n",
+      "/tmp/base");
+  EXPECT_EQ(c.qa_mask, "/tmp/base/m.nii.gz");
+  const LiveQaOptions& q = c.qa_options;
+  EXPECT_EQ(q.fd_filter.kind, FdFilterKind::kNotch);
+  EXPECT_EQ(q.fd_filter.band_low_bpm, 12);
+  EXPECT_EQ(q.fd_filter.band_high_bpm, 20);
+  EXPECT_EQ(q.fd_thresholds, (std::vector<double>{0.1, 0.25}));
+  EXPECT_EQ(q.target_minutes, 8);
+  EXPECT_EQ(q.censor, CensorRule::kPower2014);
+  EXPECT_EQ(q.alarms.fd_mm, 0.9);
+  EXPECT_EQ(q.alarms.outlier_fraction, 0.1);
+  EXPECT_EQ(q.alarms.tsnr_min, 30);
+  EXPECT_EQ(q.alarms.tsnr_min_volumes, 12);
+  EXPECT_FALSE(q.alarms.usable_target);
+  EXPECT_EQ(q.slices.threshold, 6);
+  EXPECT_EQ(q.slices.history, 40);
+  EXPECT_EQ(q.slices.min_history, 8);
+  EXPECT_EQ(q.carpet_rows, 100);
+  EXPECT_EQ(q.tsnr_map_every, 3);
+  EXPECT_NO_THROW(validate(c));
+  EXPECT_FALSE(parse_pipeline_config("[server]\nsession_dir = \"s\"\n[qa]\nenabled = false\n").qa);
+  // Wrong types and names.
+  EXPECT_NE(error_of("[qa]\nfd_filter = \"bandstop\"\n").find("[qa] fd_filter must be"), std::string::npos);
+  EXPECT_NE(error_of("[qa]\ncensor = \"strict\"\n").find("[qa] censor must be"), std::string::npos);
+  EXPECT_NE(error_of("[qa]\nfd_thresholds = [\"a\"]\n").find("array of numbers"), std::string::npos);
+  EXPECT_NE(error_of("[qa]\nalarm_fd = 1\n").find("unknown key 'alarm_fd' in [qa]"), std::string::npos);
+  // Out of range: clear errors at validation, before anything starts.
+  const std::string base = "[server]\nsession_dir = \"s\"\n[qa]\n";
+  EXPECT_NE(validation_error_of(base + "fd_thresholds = [0.2, -0.1]\n").find("[qa] fd_thresholds"), std::string::npos);
+  EXPECT_NE(validation_error_of(base + "fd_thresholds = []\n").find("[qa] fd_thresholds"), std::string::npos);
+  EXPECT_NE(validation_error_of(base + "alarm_outlier_fraction = 1.5\n").find("[qa] alarm_outlier_fraction"),
+            std::string::npos);
+  EXPECT_NE(validation_error_of(base + "alarm_fd_mm = -1\n").find("[qa] alarm_fd_mm"), std::string::npos);
+  EXPECT_NE(validation_error_of(base + "target_minutes = 0\n").find("[qa] target_minutes"), std::string::npos);
+  EXPECT_NE(validation_error_of(base + "tsnr_map_every = 0\n").find("[qa] tsnr_map_every"), std::string::npos);
+  EXPECT_NE(validation_error_of(base + "slice_threshold = 0\n").find("threshold"), std::string::npos);
+  EXPECT_NE(validation_error_of("[server]\nsession_dir = \"s\"\n[run]\ntr = 0.8\n[qa]\nfd_filter = \"notch\"\n"
+                                "fd_band_low_bpm = 30\nfd_band_high_bpm = 20\n")
+                .find("[qa] fd_filter at TR 0.8 s"),
+            std::string::npos);
+  EXPECT_EQ(validation_error_of(base + "alarm_fd_mm = 0\nalarm_outlier_fraction = 0\n"), "no error") << "0: off";
+  EXPECT_EQ(validation_error_of("[server]\nsession_dir = \"s\"\n[qa]\nenabled = false\ntarget_minutes = 0\n"),
+            "no error")
+      << "QA off: its settings are not used";
+}
+
+}  // namespace
+}  // namespace rtf::stream

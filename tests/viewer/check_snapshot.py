@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """Checks a viewer snapshot (PNG + PNG.json layout written by rtfmri-view --snapshot); standard library only.
 
-  check_snapshot.py SNAPSHOT.png --min-trs N [--replay] [--outlines]
+  check_snapshot.py SNAPSHOT.png --min-trs N [--replay] [--outlines] [--qa]
                                                  exit 0 when every check passes, 1 with the failures
                                                  (--replay: a recorded session, no device reported;
-                                                  --outlines: ROI outlines must be drawn over the slices)
+                                                  --outlines: ROI outlines must be drawn over the slices;
+                                                  --qa: the server sent QA, its panel must show it)
   check_snapshot.py --self-test                  proves the checks reject a blank and a panel-less picture
 
 Checks: every panel is present inside the picture; the three slices are not blank (enough non-black pixels with
 contrast); the traces are drawn (coloured pixels in the motion, FD, feedback and latency plots); the connectivity heat
 map has coloured cells; the snapshot was taken after at least N TRs; the device was reported; with --outlines, the
 first ROI's outline colour (magenta, which no map colour produces) is in the slices and the viewer counted outline
-pixels; the frame-time
+pixels; with --qa, the QA panel shows QA (the viewer saw it), its traces and carpet are drawn and the tSNR map has
+coloured pixels; the frame-time
 statistics were reported (printed, not judged: how fast frames are depends on the machine and what runs beside it,
 so keeping up is measured in docs/performance.md, not asserted here).
 """
@@ -20,9 +22,11 @@ import struct
 import sys
 import zlib
 
-PANELS = ["panel:Slices", "panel:Motion", "panel:Feedback", "panel:Connectivity", "panel:Latency", "panel:Status"]
+PANELS = ["panel:Slices", "panel:Motion", "panel:Feedback", "panel:Connectivity", "panel:Latency", "panel:Status",
+          "panel:QA"]
 SLICES = ["slice:axial", "slice:coronal", "slice:sagittal"]
 TRACES = ["plot:translations", "plot:rotations", "plot:fd", "plot:feedback", "plot:latency_bars"]
+QA_TRACES = ["plot:qa_fd", "plot:qa_dvars", "plot:qa_global"]  # defined from the second volume on
 
 
 def read_png(path):
@@ -78,7 +82,39 @@ def is_outline(p):
     return p[0] > 240 and p[1] < 20 and p[2] > 240
 
 
-def check(width, height, rows, layout, min_trs, replay=False, outlines=False):
+def check_qa(rows, layout):
+    """The QA panel shows what the server sent: traces, a carpet with contrast, a tSNR map in colour."""
+    failures = []
+    rects = layout.get("rects", {})
+    qa = layout.get("qa", {})
+    if not qa.get("seen"):
+        return [f"QA: the viewer saw no QA in the stream ({qa})"]
+    for name in QA_TRACES + ["qa:carpet", "qa:tsnr"]:
+        r = rects.get(name)
+        if r is None or r[2] < 20 or r[3] < 20:
+            failures.append(f"{name}: missing from the layout or empty ({r})")
+    for name in QA_TRACES:
+        if name in rects:
+            coloured = sum(max(p) > 90 and max(p) - min(p) > 50 or min(p) > 200 for p in pixels(rows, rects[name]))
+            if coloured < 20:
+                failures.append(f"{name}: nothing drawn ({coloured} trace pixels)")
+    if "qa:carpet" in rects:
+        values = [p[0] for p in pixels(rows, rects["qa:carpet"]) if p[0] == p[1] == p[2]]
+        mean = sum(values) / max(len(values), 1)
+        spread = (sum((v - mean) ** 2 for v in values) / max(len(values), 1)) ** 0.5
+        if len(values) < 100 or spread < 10:
+            failures.append(f"qa:carpet: blank ({len(values)} grey pixels, spread {spread:.1f})")
+    if "qa:tsnr" in rects:
+        hot = sum(p[0] > 120 and p[0] > p[2] + 60 for p in pixels(rows, rects["qa:tsnr"]))
+        if hot < 50:
+            failures.append(f"qa:tsnr: no tSNR colours ({hot} pixels)")
+    if not failures:
+        print(f"check_snapshot: QA panel drawn ({qa.get('samples')} samples, carpet {qa.get('carpet_columns')} x "
+              f"{qa.get('carpet_rows')}, {qa.get('alarms')} alarms listed)")
+    return failures
+
+
+def check(width, height, rows, layout, min_trs, replay=False, outlines=False, qa=False):
     failures = []
     rects = layout.get("rects", {})
     for name in PANELS + SLICES + TRACES + ["matrix:connectivity", "colour_bar"]:
@@ -113,6 +149,8 @@ def check(width, height, rows, layout, min_trs, replay=False, outlines=False):
         else:
             print(f"check_snapshot: ROI outlines drawn ({magenta} screen pixels, {layout['roi_outline_pixels']} slice "
                   f"pixels; ROIs {layout.get('roi_labels')})")
+    if qa:
+        failures += check_qa(rows, layout)
     if layout.get("trs", 0) < min_trs:
         failures.append(f"only {layout.get('trs', 0)} TRs shown, expected at least {min_trs}")
     if min_trs > 0 and not replay and not layout.get("device"):
@@ -139,7 +177,14 @@ def self_test():
     assert any("frame-time" in f for f in check(width, height, blank, layout, 1))
     layout["roi_outline_pixels"] = 12
     assert any("ROI outlines" in f for f in check(width, height, blank, layout, 1, outlines=True))
-    print("check_snapshot: self-test passed (a blank picture, a missing layout and missing outlines are rejected)")
+    assert any("QA" in f for f in check(width, height, blank, layout, 1, qa=True))
+    layout["qa"] = {"seen": True}
+    for name in QA_TRACES + ["qa:carpet", "qa:tsnr"]:
+        layout["rects"][name] = [0, 0, 64, 64]
+    failures = check(width, height, blank, layout, 1, qa=True)
+    assert all(any(f.startswith(n) for f in failures) for n in QA_TRACES + ["qa:carpet", "qa:tsnr"]), failures
+    print("check_snapshot: self-test passed (a blank picture, a missing layout, missing outlines and a blank QA panel "
+          "are rejected)")
 
 
 def main():
@@ -150,7 +195,8 @@ def main():
     min_trs = int(sys.argv[sys.argv.index("--min-trs") + 1]) if "--min-trs" in sys.argv else 1
     width, height, rows = read_png(path)
     layout = json.load(open(path + ".json"))
-    failures = check(width, height, rows, layout, min_trs, "--replay" in sys.argv, "--outlines" in sys.argv)
+    failures = check(width, height, rows, layout, min_trs, "--replay" in sys.argv, "--outlines" in sys.argv,
+                     "--qa" in sys.argv)
     for f in failures:
         print("check_snapshot: FAIL", f)
     if not failures:

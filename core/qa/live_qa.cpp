@@ -1,0 +1,271 @@
+// LiveQa: each volume copied out of the ring once, then the device measures on that copy (and the ring's series for
+// the outliers and the median volume), the host arithmetic on their few numbers, the alarms.
+#include "core/qa/live_qa.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/device/cl_error.hpp"
+#include "core/motion/device_dvars.hpp"
+#include "core/qa/carpet_column.hpp"
+#include "core/qa/image_quality.hpp"
+#include "core/qa/outlier_count.hpp"
+#include "core/qa/quality_index.hpp"
+#include "core/qa/slice_means.hpp"
+#include "core/qa/voxel_moments.hpp"
+
+namespace rtf {
+
+namespace {
+
+enum AlarmMetric { kFd, kOutliers, kSlice, kTsnr, kUsable };
+
+// Copies volume `index` of the ring into `to` (compute queue, in order with the kernels that follow).
+void copy_from_ring(const Device& device, const DeviceRingBuffer& ring, int64_t index, DeviceBuffer<float>& to) {
+  const auto bytes = static_cast<size_t>(ring.voxels()) * sizeof(float);
+  RTF_CL_CHECK(clEnqueueCopyBuffer(device.queue(), ring.data().get(), to.get(),
+                                   static_cast<size_t>(ring.slot_of(index)) * bytes, 0, bytes, 0, nullptr, nullptr));
+}
+
+}  // namespace
+
+void validate(const LiveQaOptions& o) {
+  const auto fail = [](const std::string& what) { throw std::invalid_argument("[qa] " + what); };
+  (void)SliceZScores(o.slices);
+  for (const double t : o.fd_thresholds) {
+    if (!(t > 0) || !std::isfinite(t)) fail(fmt::format("fd_thresholds must be numbers > 0 mm (got {})", t));
+  }
+  if (o.fd_thresholds.empty()) fail("fd_thresholds needs at least one threshold");
+  if (!(o.target_minutes > 0) || !std::isfinite(o.target_minutes)) {
+    fail(fmt::format("target_minutes must be > 0 (got {})", o.target_minutes));
+  }
+  if (!(o.alarms.fd_mm >= 0) || !std::isfinite(o.alarms.fd_mm)) {
+    fail(fmt::format("alarm_fd_mm must be >= 0 mm, 0 for no alarm (got {})", o.alarms.fd_mm));
+  }
+  if (!(o.alarms.outlier_fraction >= 0 && o.alarms.outlier_fraction <= 1)) {
+    fail(fmt::format("alarm_outlier_fraction must be in [0, 1], 0 for no alarm (got {})", o.alarms.outlier_fraction));
+  }
+  if (!(o.alarms.tsnr_min >= 0) || !std::isfinite(o.alarms.tsnr_min)) {
+    fail(fmt::format("alarm_tsnr_min must be >= 0, 0 for no alarm (got {})", o.alarms.tsnr_min));
+  }
+  if (o.carpet_rows < 0 || o.carpet_rows > 100000) fail(fmt::format("carpet_rows must be 0..100000 (got {})", o.carpet_rows));
+  if (o.tsnr_map_every < 1) fail(fmt::format("tsnr_map_every must be >= 1 (got {})", o.tsnr_map_every));
+  if (o.min_outlier_volumes < 3) fail(fmt::format("min_outlier_volumes must be >= 3 (got {})", o.min_outlier_volumes));
+  if (o.reference_every < 1) fail(fmt::format("reference_every must be >= 1 (got {})", o.reference_every));
+}
+
+LiveQa::LiveQa(Device& device, const ImageHeader& grid, std::vector<uint8_t> mask, const LiveQaOptions& options,
+               int64_t ring_capacity, double tr_s, std::span<const uint8_t> grey)
+    : device_(device),
+      grid_(grid),
+      mask_(std::move(mask)),
+      options_(options),
+      ring_capacity_(ring_capacity),
+      tr_s_(tr_s),
+      voxels_(grid.voxels_per_volume()),
+      volume_(device, static_cast<size_t>(std::max<int64_t>(grid.voxels_per_volume(), 1))),
+      leaving_(device, static_cast<size_t>(std::max<int64_t>(grid.voxels_per_volume(), 1))),
+      median_(device, static_cast<size_t>(std::max<int64_t>(grid.voxels_per_volume(), 1))),
+      slice_z_(options.slices) {
+  validate(options_);
+  if (static_cast<int64_t>(mask_.size()) != voxels_) {
+    throw std::invalid_argument(fmt::format("live QA: a mask of {} voxels for a grid of {}", mask_.size(), voxels_));
+  }
+  mask_voxels_ = std::count_if(mask_.begin(), mask_.end(), [](uint8_t m) { return m != 0; });
+  if (mask_voxels_ == 0) throw std::invalid_argument("live QA: the mask has no voxel inside");
+  cumulative_ = std::make_unique<DeviceVoxelMoments>(device, voxels_);
+  if (options_.sliding_window > 1) sliding_ = std::make_unique<DeviceVoxelMoments>(device, voxels_);
+  slice_means_ = std::make_unique<DeviceSliceMeans>(device, grid.dims, mask_);
+  dvars_ = std::make_unique<DeviceDvars>(device, mask_);
+  outliers_ = std::make_unique<DeviceOutlierCount>(device, mask_, static_cast<int>(ring_capacity_));
+  quality_ = std::make_unique<DeviceQualityIndex>(device, mask_);
+  const CarpetVoxels chosen = carpet_voxels(mask_, options_.carpet_rows, grey);
+  carpet_split_ = chosen.split;
+  carpet_ = std::make_unique<DeviceCarpetColumn>(device, voxels_, chosen.indices);
+  carpet_mean_.assign(chosen.indices.size(), 0.0);
+  carpet_m2_.assign(chosen.indices.size(), 0.0);
+  median_.fill(device.queue(), 0.0f);
+  if (options_.fd_filter.kind != FdFilterKind::kNone) motion_filter_.emplace(options_.fd_filter, tr_s_);
+}
+
+LiveQa::~LiveQa() = default;
+
+int64_t LiveQa::carpet_rows() const {
+  return carpet_->rows();
+}
+
+void LiveQa::raise(bool over, int metric, int64_t volume, double value, double threshold, std::string where,
+                   std::vector<QaAlarm>& out, const char* name) {
+  bool& was = over_[static_cast<size_t>(metric)];
+  if (over && !was) out.push_back({name, volume, value, threshold, std::move(where)});
+  was = over;
+}
+
+LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const RigidParams* motion) {
+  if (!ring.contains(index)) throw std::invalid_argument(fmt::format("live QA: volume {} is not in the ring", index));
+  if (first_index_ < 0) first_index_ = index;
+  LiveQaSample s;
+  s.volume = index;
+  QaVolumeRow& row = s.row;
+  row.volume = index;
+  copy_from_ring(device_, ring, index, volume_);
+
+  // Moments, cumulative and over the sliding window (the volume leaving it is still in the ring).
+  cumulative_->add(volume_);
+  if (sliding_) {
+    const int64_t leaving = index - options_.sliding_window;
+    if (sliding_->count() < options_.sliding_window || !ring.contains(leaving)) {
+      sliding_->add(volume_);
+    } else {
+      copy_from_ring(device_, ring, leaving, leaving_);
+      sliding_->replace(volume_, leaving_);
+    }
+  }
+  const SliceMeans means = slice_means_->measure(volume_);
+  row.global = means.global;
+  row.slices = slice_z_.next(means.slice);
+  row.dvars = dvars_->next(volume_);
+
+  // Outliers and the quality index against the volumes the ring holds.
+  const int64_t held = std::min<int64_t>(index - first_index_ + 1, ring_capacity_);
+  const int slots = static_cast<int>(std::min<int64_t>(index + 1, ring_capacity_));
+  if (held >= std::min(options_.min_outlier_volumes, ring_capacity_)) {
+    row.outliers = outliers_->count_one_volume(ring.data(), slots, static_cast<int>(ring.slot_of(index)));
+    row.outlier_fraction = static_cast<double>(row.outliers) / static_cast<double>(mask_voxels_);
+    const bool refresh = last_reference_ < 0 || held == 2 * reference_volumes_ ||
+                         (reference_volumes_ >= options_.reference_every / 2 &&
+                          index - last_reference_ >= options_.reference_every);
+    if (refresh) {
+      outliers_->medians(ring.data(), slots, median_);
+      quality_->set_reference(median_);
+      reference_volumes_ = held;
+      last_reference_ = index;
+    }
+    row.quality = quality_->quality_of_slot(ring.data(), static_cast<int>(ring.slot_of(index)));
+  }
+
+  // The carpet column, z-scored with each voxel's running moments (Welford in double on the host).
+  const std::vector<float> raw = carpet_->column(volume_);
+  const auto n = static_cast<double>(cumulative_->count());
+  s.carpet.resize(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const double d = raw[i] - carpet_mean_[i];
+    carpet_mean_[i] += d / n;
+    carpet_m2_[i] += d * (raw[i] - carpet_mean_[i]);
+    const double sd = n > 1 ? std::sqrt(carpet_m2_[i] / n) : 0.0;
+    s.carpet[i] = sd > 0 ? static_cast<float>((raw[i] - carpet_mean_[i]) / sd) : 0.0f;
+  }
+  carpet_columns_.push_back(raw);
+
+  // tSNR: the map every tsnr_map_every volumes (and the second, the first with an SD).
+  if (cumulative_->count() >= 2 &&
+      (cumulative_->count() == 2 || (index - first_index_) % options_.tsnr_map_every == 0)) {
+    cumulative_->compute_maps();
+    s.tsnr_map.resize(static_cast<size_t>(voxels_));
+    cumulative_->tsnr().read(device_.queue(), s.tsnr_map);
+    tsnr_median_ = median_in_mask(s.tsnr_map, mask_);
+    if (sliding_ && sliding_->count() >= 2) sliding_tsnr_median_ = median_in_mask(sliding_->read_maps().tsnr, mask_);
+  }
+  s.tsnr_median = tsnr_median_;
+  s.sliding_tsnr_median = sliding_tsnr_median_;
+  s.thresholds = options_.alarms;
+  s.slice_threshold = options_.slices.threshold;
+  s.target_minutes = options_.target_minutes;
+  s.carpet_split = carpet_split_;
+
+  // FD of the filtered motion and FIRMM's tally.
+  if (motion != nullptr) {
+    const RigidParams p = motion_filter_ ? motion_filter_->next(*motion) : *motion;
+    row.fd = previous_motion_ ? framewise_displacement(*previous_motion_, p, 50.0) : 0.0;
+    previous_motion_ = p;
+    fd_.push_back(row.fd);
+    if (tr_s_ > 0) {
+      s.usable = usable_tally(fd_, tr_s_, options_.fd_thresholds, options_.target_minutes, options_.censor);
+    }
+  }
+
+  // Alarms: once per crossing.
+  const QaThresholds& a = options_.alarms;
+  if (a.fd_mm > 0 && std::isfinite(row.fd)) {
+    raise(row.fd > a.fd_mm, kFd, index, row.fd, a.fd_mm, "", s.alarms, "fd_mm");
+  }
+  if (a.outlier_fraction > 0 && std::isfinite(row.outlier_fraction)) {
+    raise(row.outlier_fraction > a.outlier_fraction, kOutliers, index, row.outlier_fraction, a.outlier_fraction, "",
+          s.alarms, "outlier_fraction");
+  }
+  if (row.slices.worst_slice >= 0) {
+    raise(!row.slices.flagged.empty(), kSlice, index, row.slices.worst_z, options_.slices.threshold,
+          fmt::format("slice {}", row.slices.worst_slice), s.alarms, "slice_z");
+  }
+  if (a.tsnr_min > 0 && std::isfinite(tsnr_median_) && cumulative_->count() >= a.tsnr_min_volumes) {
+    raise(tsnr_median_ < a.tsnr_min, kTsnr, index, tsnr_median_, a.tsnr_min, "", s.alarms, "tsnr_min");
+  }
+  if (a.usable_target && !s.usable.empty()) {
+    raise(s.usable.front().minutes >= options_.target_minutes, kUsable, index, s.usable.front().minutes,
+          options_.target_minutes, fmt::format("FD < {} mm", s.usable.front().threshold_mm), s.alarms,
+          "usable_minutes");
+  }
+  rows_.push_back(row);
+  return s;
+}
+
+QaRun LiveQa::run_record(const DeviceRingBuffer& ring, const std::string& title) {
+  QaRun run;
+  run.title = title;
+  run.grid = grid_;
+  run.tr_s = tr_s_;
+  run.rows = rows_;
+  run.with_fd = !fd_.empty();
+  run.mask = mask_;
+  run.slice_threshold = options_.slices.threshold;
+  run.fd_thresholds = options_.fd_thresholds;
+  run.target_minutes = options_.target_minutes;
+  run.fd_filter = options_.fd_filter.kind == FdFilterKind::kNone    ? "none"
+                  : options_.fd_filter.kind == FdFilterKind::kNotch ? "notch"
+                                                                    : "lowpass";
+  run.censor_rule = options_.censor;
+  run.censor = options_.censor == CensorRule::kFirmm ? "firmm" : "power2014";
+  run.thresholds = options_.alarms;
+  if (cumulative_->count() > 0) run.maps = cumulative_->read_maps();
+  if (!run.maps.mean.empty()) run.image = image_quality(run.maps.mean, mask_, grid_.dims, grid_.voxel_mm);
+  // The series measures over the volumes the ring still holds that were analysed, in time order.
+  std::vector<int64_t> held;
+  for (const QaVolumeRow& r : rows_) {
+    if (ring.contains(r.volume)) held.push_back(r.volume);
+  }
+  if (held.size() >= 2) {
+    std::vector<float> series(held.size() * static_cast<size_t>(voxels_));
+    for (size_t t = 0; t < held.size(); ++t) {
+      ring.data().read(device_.queue(), std::span<float>(series).subspan(t * static_cast<size_t>(voxels_),
+                                                                          static_cast<size_t>(voxels_)),
+                       static_cast<size_t>(ring.slot_of(held[t]) * voxels_));
+    }
+    const SeriesQuality sq = series_quality(series, static_cast<int64_t>(held.size()), voxels_, mask_);
+    run.gcor = sq.gcor;
+    const size_t offset = run.rows.size() - held.size();  // the held volumes are the last rows
+    for (size_t t = 0; t < held.size(); ++t) {
+      run.rows[offset + t].dvars_std = sq.dvars_std[t];
+      run.rows[offset + t].dvars_vstd = sq.dvars_vstd[t];
+    }
+  }
+  run.carpet_rows = carpet_->rows();
+  run.carpet_split = carpet_split_;
+  run.carpet.resize(static_cast<size_t>(run.carpet_rows) * carpet_columns_.size());
+  for (size_t t = 0; t < carpet_columns_.size(); ++t) {
+    for (size_t r = 0; r < static_cast<size_t>(run.carpet_rows); ++r) {
+      run.carpet[r * carpet_columns_.size() + t] = carpet_columns_[t][r];
+    }
+  }
+  run.extra["live"] = {{"outliers_and_quality_index_over_last_volumes", ring_capacity_},
+                       {"dvars_std_and_gcor_over_last_volumes", held.size()}};
+  run.notes.emplace_back("Windowed", fmt::format("outlier fraction and quality index of each volume against the last {} "
+                                                 "volumes (the device ring); standardised DVARS and GCOR over the last "
+                                                 "{} volumes; `rtfmri qa SESSION_DIR` gives them over the whole run",
+                                                 ring_capacity_, held.size()));
+  return run;
+}
+
+}  // namespace rtf
