@@ -149,7 +149,8 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
       ->check(CLI::ExistingFile);
   cmd.add_flag("--no-motion", f.no_motion, "No motion correction");
   cmd.add_flag("--no-qa", f.no_qa, "No live QA stage (no qa object in the outputs, no runs/<run>/qa_* files)");
-  cmd.add_option("--qa-mask", v.qa_mask, "QA brain mask on the runs' grid (default: the brain mask of the first volume)")
+  cmd.add_option("--qa-mask", v.qa_mask,
+                 "QA brain mask on the runs' grid (default: the brain mask of the first volume)")
       ->check(CLI::ExistingFile);
   cmd.add_option("--qa-fd-filter", f.qa_fd_filter,
                  "Respiration filter of the motion before the QA's FD: none, notch or lowpass (for TR < 1 s)");

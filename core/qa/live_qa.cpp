@@ -51,7 +51,8 @@ void validate(const LiveQaOptions& o) {
   if (!(o.alarms.tsnr_min >= 0) || !std::isfinite(o.alarms.tsnr_min)) {
     fail(fmt::format("alarm_tsnr_min must be >= 0, 0 for no alarm (got {})", o.alarms.tsnr_min));
   }
-  if (o.carpet_rows < 0 || o.carpet_rows > 100000) fail(fmt::format("carpet_rows must be 0..100000 (got {})", o.carpet_rows));
+  if (o.carpet_rows < 0 || o.carpet_rows > 100000)
+    fail(fmt::format("carpet_rows must be 0..100000 (got {})", o.carpet_rows));
   if (o.tsnr_map_every < 1) fail(fmt::format("tsnr_map_every must be >= 1 (got {})", o.tsnr_map_every));
   if (o.min_outlier_volumes < 3) fail(fmt::format("min_outlier_volumes must be >= 3 (got {})", o.min_outlier_volumes));
   if (o.reference_every < 1) fail(fmt::format("reference_every must be >= 1 (got {})", o.reference_every));
@@ -135,9 +136,9 @@ LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const R
   if (held >= std::min(options_.min_outlier_volumes, ring_capacity_)) {
     row.outliers = outliers_->count_one_volume(ring.data(), slots, static_cast<int>(ring.slot_of(index)));
     row.outlier_fraction = static_cast<double>(row.outliers) / static_cast<double>(mask_voxels_);
-    const bool refresh = last_reference_ < 0 || held == 2 * reference_volumes_ ||
-                         (reference_volumes_ >= options_.reference_every / 2 &&
-                          index - last_reference_ >= options_.reference_every);
+    const bool refresh =
+        last_reference_ < 0 || held == 2 * reference_volumes_ ||
+        (reference_volumes_ >= options_.reference_every / 2 && index - last_reference_ >= options_.reference_every);
     if (refresh) {
       outliers_->medians(ring.data(), slots, median_);
       quality_->set_reference(median_);
@@ -239,8 +240,8 @@ QaRun LiveQa::run_record(const DeviceRingBuffer& ring, const std::string& title)
   if (held.size() >= 2) {
     std::vector<float> series(held.size() * static_cast<size_t>(voxels_));
     for (size_t t = 0; t < held.size(); ++t) {
-      ring.data().read(device_.queue(), std::span<float>(series).subspan(t * static_cast<size_t>(voxels_),
-                                                                          static_cast<size_t>(voxels_)),
+      ring.data().read(device_.queue(),
+                       std::span<float>(series).subspan(t * static_cast<size_t>(voxels_), static_cast<size_t>(voxels_)),
                        static_cast<size_t>(ring.slot_of(held[t]) * voxels_));
     }
     const SeriesQuality sq = series_quality(series, static_cast<int64_t>(held.size()), voxels_, mask_);
@@ -261,10 +262,11 @@ QaRun LiveQa::run_record(const DeviceRingBuffer& ring, const std::string& title)
   }
   run.extra["live"] = {{"outliers_and_quality_index_over_last_volumes", ring_capacity_},
                        {"dvars_std_and_gcor_over_last_volumes", held.size()}};
-  run.notes.emplace_back("Windowed", fmt::format("outlier fraction and quality index of each volume against the last {} "
-                                                 "volumes (the device ring); standardised DVARS and GCOR over the last "
-                                                 "{} volumes; `rtfmri qa SESSION_DIR` gives them over the whole run",
-                                                 ring_capacity_, held.size()));
+  run.notes.emplace_back("Windowed",
+                         fmt::format("outlier fraction and quality index of each volume against the last {} "
+                                     "volumes (the device ring); standardised DVARS and GCOR over the last "
+                                     "{} volumes; `rtfmri qa SESSION_DIR` gives them over the whole run",
+                                     ring_capacity_, held.size()));
   return run;
 }
 

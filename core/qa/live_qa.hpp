@@ -63,12 +63,12 @@ struct QaAlarm {
 struct LiveQaSample {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   int64_t volume = 0;
-  QaVolumeRow row;                 // global signal, DVARS, outliers, quality index, slices, FD (filtered)
-  double tsnr_median = kNaN;       // of the cumulative tSNR in the mask (the latest map's)
-  std::vector<UsableTally> usable;  // empty without motion
-  std::vector<QaAlarm> alarms;     // raised by this volume
-  std::vector<float> carpet;       // this volume's carpet column, z-scored with each voxel's running mean and SD
-  std::vector<float> tsnr_map;     // the cumulative tSNR map, on volumes that carry one (empty otherwise)
+  QaVolumeRow row;                    // global signal, DVARS, outliers, quality index, slices, FD (filtered)
+  double tsnr_median = kNaN;          // of the cumulative tSNR in the mask (the latest map's)
+  std::vector<UsableTally> usable;    // empty without motion
+  std::vector<QaAlarm> alarms;        // raised by this volume
+  std::vector<float> carpet;          // this volume's carpet column, z-scored with each voxel's running mean and SD
+  std::vector<float> tsnr_map;        // the cumulative tSNR map, on volumes that carry one (empty otherwise)
   double sliding_tsnr_median = kNaN;  // of the tSNR over the sliding window (with the map's cadence)
   // What the sample is measured against (for its readers: the alarms' thresholds, the carpet's grey-matter split).
   QaThresholds thresholds;
@@ -124,7 +124,7 @@ class LiveQa {
   std::vector<double> fd_;
   std::vector<QaVolumeRow> rows_;
   std::vector<std::vector<float>> carpet_columns_;  // raw values, one column a volume
-  std::vector<double> carpet_mean_, carpet_m2_;    // each carpet voxel's running moments (host, double)
+  std::vector<double> carpet_mean_, carpet_m2_;     // each carpet voxel's running moments (host, double)
   int64_t first_index_ = -1, reference_volumes_ = 0, last_reference_ = -1;
   double tsnr_median_ = LiveQaSample::kNaN, sliding_tsnr_median_ = LiveQaSample::kNaN;
   std::array<bool, 5> over_{};  // per alarm metric: above its threshold now

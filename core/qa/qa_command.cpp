@@ -26,8 +26,8 @@
 #include "core/motion/motion_metrics.hpp"
 #include "core/qa/carpet_column.hpp"
 #include "core/qa/image_quality.hpp"
-#include "core/qa/qa_outputs.hpp"
 #include "core/qa/outlier_count.hpp"
+#include "core/qa/qa_outputs.hpp"
 #include "core/qa/quality_index.hpp"
 #include "core/qa/slice_means.hpp"
 #include "core/qa/voxel_moments.hpp"
@@ -46,7 +46,6 @@ std::vector<uint8_t> read_mask(const QaCommandOptions& o, const Image& bold) {
   std::transform(v.begin(), v.end(), mask.begin(), [](float x) { return x != 0.0f ? 1 : 0; });
   return mask;
 }
-
 
 // One run; `device()` opens the device on first use (after the inputs are checked) and keeps it.
 void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of) {

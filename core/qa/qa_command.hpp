@@ -44,5 +44,4 @@ void run_qa_command(const QaCommandOptions& options, const DeviceOpener& open_de
 // is not given. Throws std::invalid_argument for a folder without runs.
 void run_qa_session(const QaCommandOptions& options, const DeviceOpener& open_device);
 
-
 }  // namespace rtf

@@ -155,12 +155,12 @@ QaReportInput qa_report_input(const QaRun& run) {
                        threshold(run.thresholds.outlier_fraction)});
   in.traces.push_back({"Global signal", column(run, [](const QaVolumeRow& r) { return r.global; })});
   in.traces.push_back({"Quality index", column(run, [](const QaVolumeRow& r) { return r.quality; })});
-  in.traces.push_back({"Worst slice |z|", column(run,
-                                                 [](const QaVolumeRow& r) {
-                                                   return r.slices.worst_slice < 0
-                                                              ? std::numeric_limits<double>::quiet_NaN()
-                                                              : std::abs(r.slices.worst_z);
-                                                 }),
+  in.traces.push_back({"Worst slice |z|",
+                       column(run,
+                              [](const QaVolumeRow& r) {
+                                return r.slices.worst_slice < 0 ? std::numeric_limits<double>::quiet_NaN()
+                                                                : std::abs(r.slices.worst_z);
+                              }),
                        threshold(run.slice_threshold)});
   in.carpet = run.carpet;
   in.carpet_rows = run.carpet_rows;

@@ -57,20 +57,20 @@ nlohmann::json qa_json(const LiveQaSample& q, bool full, int64_t carpet_rows) {
                       {"minutes", u.minutes},
                       {"minutes_to_target", finite_or_null(u.minutes_to_target)}});
   }
-  nlohmann::json j{{"volume", q.volume},
-                   {"fd_mm", finite_or_null(row.fd)},
-                   {"global_signal", finite_or_null(row.global)},
-                   {"dvars", finite_or_null(row.dvars)},
-                   {"outlier_fraction", finite_or_null(row.outlier_fraction)},
-                   {"quality_index", finite_or_null(row.quality)},
-                   {"slice_z_worst", row.slices.worst_slice < 0 ? nlohmann::json(nullptr)
-                                                                : finite_or_null(row.slices.worst_z)},
-                   {"worst_slice", row.slices.worst_slice},
-                   {"flagged_slices", row.slices.flagged},
-                   {"tsnr_median", finite_or_null(q.tsnr_median)},
-                   {"sliding_tsnr_median", finite_or_null(q.sliding_tsnr_median)},
-                   {"usable", usable},
-                   {"target_minutes", q.target_minutes}};
+  nlohmann::json j{
+      {"volume", q.volume},
+      {"fd_mm", finite_or_null(row.fd)},
+      {"global_signal", finite_or_null(row.global)},
+      {"dvars", finite_or_null(row.dvars)},
+      {"outlier_fraction", finite_or_null(row.outlier_fraction)},
+      {"quality_index", finite_or_null(row.quality)},
+      {"slice_z_worst", row.slices.worst_slice < 0 ? nlohmann::json(nullptr) : finite_or_null(row.slices.worst_z)},
+      {"worst_slice", row.slices.worst_slice},
+      {"flagged_slices", row.slices.flagged},
+      {"tsnr_median", finite_or_null(q.tsnr_median)},
+      {"sliding_tsnr_median", finite_or_null(q.sliding_tsnr_median)},
+      {"usable", usable},
+      {"target_minutes", q.target_minutes}};
   if (full) {
     j["thresholds"] = {{"fd_mm", threshold_or_null(q.thresholds.fd_mm)},
                        {"outlier_fraction", threshold_or_null(q.thresholds.outlier_fraction)},

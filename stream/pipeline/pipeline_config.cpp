@@ -158,8 +158,8 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
     throw std::invalid_argument(fmt::format("config: line {}: {}", e.source().begin.line, e.description()));
   }
   PipelineConfig c;
-  std::set<std::string> sections{"server", "run", "registration", "motion",   "smoothing",
-                                 "glm",    "cca", "connectivity", "feedback", "qa", "outputs"};
+  std::set<std::string> sections{"server", "run",          "registration", "motion", "smoothing", "glm",
+                                 "cca",    "connectivity", "feedback",     "qa",     "outputs"};
   for (auto&& [k, v] : root) {
     if (!sections.count(std::string(k.str())) || !v.is_table()) {
       throw std::invalid_argument(

@@ -11,9 +11,9 @@
 #include "core/connectivity/window.hpp"
 #include "core/design/contrast.hpp"
 #include "core/device/cl_error.hpp"
+#include "core/image/same_grid.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
-#include "core/image/same_grid.hpp"
 #include "core/io/output_set.hpp"
 #include "core/mask/brain_mask.hpp"
 #include "stream/output/output_failures.hpp"
@@ -348,8 +348,10 @@ void RunPipeline::run_qa(TrResult& r) {
       }
       LiveQaOptions o = config_.qa_options;
       o.sliding_window = config_.glm_window;
-      qa_ = std::make_unique<LiveQa>(device_, grid_, std::move(mask), o, config_.ring, tr_s_);
-      spdlog::info("run {}: QA on ({}, {} carpet rows)", run_, source, qa_->carpet_rows());
+      qa_ = std::make_unique<LiveQa>(device_, grid_, std::move(mask), o, config_.ring, tr_s_, atlas_grey_);
+      spdlog::info(
+          "run {}: QA on ({}, {} carpet rows{})", run_, source, qa_->carpet_rows(),
+          qa_->carpet_split() > 0 ? fmt::format(", the first {} in the atlas's regions", qa_->carpet_split()) : "");
       qa_mask_source_ = std::move(source);
     } catch (const std::exception& e) {
       qa_off_ = true;
@@ -358,7 +360,8 @@ void RunPipeline::run_qa(TrResult& r) {
     }
   }
   guarded("qa", r, [&] {
-    auto sample = std::make_shared<LiveQaSample>(qa_->update(raw_ring_, r.index, r.motion ? &r.motion->params : nullptr));
+    auto sample =
+        std::make_shared<LiveQaSample>(qa_->update(raw_ring_, r.index, r.motion ? &r.motion->params : nullptr));
     for (const QaAlarm& a : sample->alarms) {
       spdlog::warn("run {} volume {}: QA alarm {}: {:.4g} against {:.4g}{}", run_, a.volume, a.metric, a.value,
                    a.threshold, a.where.empty() ? "" : " (" + a.where + ")");

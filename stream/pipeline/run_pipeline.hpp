@@ -179,6 +179,7 @@ class RunPipeline {
   bool qa_off_ = false;  // off for this run (a mask that does not fit, or it could not start)
   std::shared_ptr<const LiveQaSample> last_qa_;
   std::string qa_mask_source_;
+  std::vector<uint8_t> atlas_grey_;  // the atlas's voxels on the grid (empty: no atlas placed)
   std::vector<int64_t> raw_slots_, analysis_slots_;
   std::vector<std::string> failed_once_;  // stages whose failure was logged at error level already
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "stream/pipeline/live_stage.hpp"
@@ -55,6 +56,10 @@ void RunPipeline::install_rois(const PlacedRois& rois) {
       if (!rois.atlas) throw std::invalid_argument(rois.atlas_error);
       if (rois.atlas->present() < 2) throw std::invalid_argument("fewer than two atlas regions on this grid");
       atlas_ = std::make_unique<RoiCorrelation>(device_, *rois.atlas, config_.ring, o);
+      // The atlas's regions are grey matter: the QA carpet's first rows (when QA starts after this).
+      atlas_grey_.resize(rois.atlas->roi_of_voxel.size());
+      std::transform(rois.atlas->roi_of_voxel.begin(), rois.atlas->roi_of_voxel.end(), atlas_grey_.begin(),
+                     [](int32_t roi) { return roi >= 0 ? 1 : 0; });
       std::vector<std::string> names;
       for (const AtlasRegion& region : rois.atlas->regions) names.push_back(region.name);
       regions_ = std::make_shared<const std::vector<std::string>>(std::move(names));

@@ -113,7 +113,8 @@ TEST(LiveQa, MatchesTheReferencesVolumeByVolume) {
       EXPECT_TRUE(std::isnan(s.row.outlier_fraction));
       EXPECT_TRUE(std::isnan(s.row.quality));
     }
-    fd.push_back(t == 0 ? 0.0 : framewise_displacement(motion[static_cast<size_t>(t - 1)], motion[static_cast<size_t>(t)]));
+    fd.push_back(t == 0 ? 0.0
+                        : framewise_displacement(motion[static_cast<size_t>(t - 1)], motion[static_cast<size_t>(t)]));
     EXPECT_NEAR(s.row.fd, fd.back(), 1e-12);
     const std::vector<UsableTally> usable = usable_tally(fd, g.tr_s, o.fd_thresholds, o.target_minutes, o.censor);
     ASSERT_EQ(s.usable.size(), usable.size());
