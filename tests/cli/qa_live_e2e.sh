@@ -9,7 +9,8 @@
 #   - the spike raises one slice_z alarm naming its slice, in the feedback line after its volume and in the log, and an
 #     outlier alarm; outlier alarms elsewhere only at the steps (motion correction's residue);
 #   - runs/<run>/ has qa.tsv (one row a volume, the spike's slice flagged at its volume only), qa.json (MRIQC's names),
-#     the maps and qa_report.html, which opens in headless Chromium with every image loaded and every table filled.
+#     the maps and qa_report.html, which opens in headless Chromium with every image loaded and every table filled;
+#   - a second run that ends after one volume gets its files and a report that passes the same check.
 # Paced by the server's progress (--lockstep), never by the clock.
 #   usage: qa_live_e2e.sh RTFMRI DATA_DIR WORK_DIR
 set -uo pipefail
@@ -65,7 +66,7 @@ alarm_outlier_fraction = 0.05
 TOML
 "$RTFMRI" run --config "$WORK/session.toml" --session-dir "$WORK/session" --listen "tcp://127.0.0.1:$INGEST" \
   --results-pub '' --feedback-tcp "127.0.0.1:$FEEDBACK" --fsync none --tr 1 --ring 64 --atlas '' \
-  --warm "$WORK/spiked.nii.gz" --exit-after-runs 1 >"$WORK/server.log" 2>&1 &
+  --warm "$WORK/spiked.nii.gz" --exit-after-runs 2 >"$WORK/server.log" 2>&1 &
 SERVER=$!
 PIDS+=("$SERVER")
 started() { grep -q "listening on" "$WORK/server.log" || ! kill -0 "$SERVER" 2>/dev/null; }
@@ -97,6 +98,9 @@ wait_for 120 client_ready && [[ -f "$WORK/client.ready" ]] || die "the recording
 "$RTFMRI" sim replay "$WORK/spiked.nii.gz" --to "tcp://127.0.0.1:$INGEST" --speed 0 --session qa --run qa1 \
   --lockstep "127.0.0.1:$FEEDBACK" >"$WORK/sender.log" 2>&1 || die "the sender failed"
 wait "$CLIENT" || die "the recording client failed"
+# A run that ends after one volume still gets its files and report.
+"$RTFMRI" sim replay "$WORK/spiked.nii.gz" --to "tcp://127.0.0.1:$INGEST" --speed 0 --session qa --run one \
+  --count 1 --lockstep "127.0.0.1:$FEEDBACK" >"$WORK/sender_one.log" 2>&1 || die "the one-volume sender failed"
 wait "$SERVER" || die "the server exited with an error"
 
 /usr/bin/python3 - "$WORK" $VOLUMES $SPIKE_VOLUME $SPIKE_SLICE <<'PY' || die "the checks above"
@@ -163,4 +167,8 @@ done
 grep -q "QA alarm slice_z" "$WORK/server.log" || die "no slice_z alarm in the server's log"
 /usr/bin/python3 "$HERE/../qa/check_report_in_browser.py" --min-images 6 "$WORK/session/runs/qa1/qa_report.html" ||
   die "the report did not pass in the browser"
+one_rows=$(($(wc -l <"$WORK/session/runs/one/qa.tsv") - 1))
+[[ $one_rows -eq 1 ]] || die "the one-volume run's qa.tsv has $one_rows rows"
+/usr/bin/python3 "$HERE/../qa/check_report_in_browser.py" "$WORK/session/runs/one/qa_report.html" ||
+  die "the one-volume run's report did not pass in the browser"
 echo "qa_live_e2e: ok"
