@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/util/host_threads.hpp"
+
 namespace rtf {
 
 namespace {
@@ -348,57 +350,84 @@ SeriesQuality series_quality(std::span<const float> volumes, int64_t count, int6
   if (count < 2 || inside.empty()) return q;
 
   // Per volume t ≥ 1: Σ over kept voxels of d², and of (d / sd_hat)², d = x_t − x_{t−1} (DVARS); the sum of the
-  // unit-length demeaned series (GCOR).
-  std::vector<double> diff_sq(nt, 0.0), diff_sq_std(nt, 0.0), unit_sum(nt, 0.0);
-  double sd_hat_sum = 0;
-  int64_t kept = 0, gcor_voxels = 0, varying = 0;
+  // unit-length demeaned series (GCOR). The mask's voxels are split into kParts contiguous parts, each summed on a
+  // thread of its own and the parts added in order: the same result on any number of cores.
+  struct Sums {
+    std::vector<double> diff_sq, diff_sq_std, unit_sum;
+    double sd_hat_sum = 0;
+    int64_t kept = 0, gcor_voxels = 0, varying = 0;
+  };
+  constexpr size_t kParts = 32;
+  std::vector<Sums> parts(kParts);
   // Robust SD: (P75 − P25) / 1.349 with numpy's "lower" percentiles (FSL's, as nipype's compute_dvars).
   const size_t k25 = (nt - 1) / 4;      // floor(0.25 (n − 1))
   const size_t k75 = 3 * (nt - 1) / 4;  // floor(0.75 (n − 1))
   constexpr size_t kAhead = 8;          // volumes prefetched ahead of the gather
   constexpr size_t kBlock = 64;         // voxels gathered at a time: 64 series of `nt` floats stay in cache
-  std::vector<float> block(kBlock * nt), scratch(nt), spare(nt);
-  std::vector<double> y(nt);
-  for (size_t b0 = 0; b0 < inside.size(); b0 += kBlock) {
-    const size_t nb = std::min(kBlock, inside.size() - b0);
-    for (size_t t = 0; t < nt; ++t) {
-      const float* volume = volumes.data() + t * static_cast<size_t>(voxels);
-      if (t + kAhead < nt) {  // volumes are megabytes apart: no hardware prefetcher follows this stride
-        for (size_t j = 0; j < nb; j += 16)
-          __builtin_prefetch(volume + kAhead * static_cast<size_t>(voxels) + inside[b0 + j]);
-        __builtin_prefetch(volume + kAhead * static_cast<size_t>(voxels) + inside[b0 + nb - 1]);
+  const size_t blocks = (inside.size() + kBlock - 1) / kBlock;
+  host_ranges(blocks, std::min(kParts, blocks), [&](size_t first_block, size_t last_block, size_t part) {
+    Sums& sums = parts[part];
+    sums.diff_sq.assign(nt, 0.0);
+    sums.diff_sq_std.assign(nt, 0.0);
+    sums.unit_sum.assign(nt, 0.0);
+    std::vector<float> block(kBlock * nt), scratch(nt), spare(nt);
+    std::vector<double> y(nt);
+    for (size_t b0 = first_block * kBlock; b0 < std::min(last_block * kBlock, inside.size()); b0 += kBlock) {
+      const size_t nb = std::min(kBlock, inside.size() - b0);
+      for (size_t t = 0; t < nt; ++t) {
+        const float* volume = volumes.data() + t * static_cast<size_t>(voxels);
+        if (t + kAhead < nt) {  // volumes are megabytes apart: no hardware prefetcher follows this stride
+          for (size_t j = 0; j < nb; j += 16)
+            __builtin_prefetch(volume + kAhead * static_cast<size_t>(voxels) + inside[b0 + j]);
+          __builtin_prefetch(volume + kAhead * static_cast<size_t>(voxels) + inside[b0 + nb - 1]);
+        }
+        for (size_t j = 0; j < nb; ++j) block[j * nt + t] = volume[inside[b0 + j]];
       }
-      for (size_t j = 0; j < nb; ++j) block[j * nt + t] = volume[inside[b0 + j]];
-    }
-    for (size_t j = 0; j < nb; ++j) {
-      const float* x = block.data() + j * nt;
-      const double sum = sum4(0, nt, [&](size_t t) { return static_cast<double>(x[t]); });
-      if (!std::isfinite(sum)) continue;  // a non-finite value (a sum of floats in double cannot overflow)
-      ++gcor_voxels;
-      const double mean = sum / static_cast<double>(nt);
-      for (size_t t = 0; t < nt; ++t) y[t] = static_cast<double>(x[t]) - mean;
-      const double ss = sum4(0, nt, [&](size_t t) { return y[t] * y[t]; });
-      const double lag1 = sum4(1, nt, [&](size_t t) { return y[t - 1] * y[t]; });
-      if (!(ss > 0)) continue;  // constant: a zero vector in GCOR's mean, no DVARS
-      ++varying;
-      const double norm = 1.0 / std::sqrt(ss);
-      for (size_t t = 0; t < nt; ++t) unit_sum[t] += y[t] * norm;
+      for (size_t j = 0; j < nb; ++j) {
+        const float* x = block.data() + j * nt;
+        const double sum = sum4(0, nt, [&](size_t t) { return static_cast<double>(x[t]); });
+        if (!std::isfinite(sum)) continue;  // a non-finite value (a sum of floats in double cannot overflow)
+        ++sums.gcor_voxels;
+        const double mean = sum / static_cast<double>(nt);
+        for (size_t t = 0; t < nt; ++t) y[t] = static_cast<double>(x[t]) - mean;
+        const double ss = sum4(0, nt, [&](size_t t) { return y[t] * y[t]; });
+        const double lag1 = sum4(1, nt, [&](size_t t) { return y[t - 1] * y[t]; });
+        if (!(ss > 0)) continue;  // constant: a zero vector in GCOR's mean, no DVARS
+        ++sums.varying;
+        const double norm = 1.0 / std::sqrt(ss);
+        for (size_t t = 0; t < nt; ++t) sums.unit_sum[t] += y[t] * norm;
 
-      std::copy(x, x + nt, scratch.begin());
-      const auto [p25, p75] = select_two(scratch, k25, k75, spare);
-      const double robust_sd = (p75 - p25) / 1.349;
-      const double ar1 = lag1 / ss;  // Yule-Walker AR(1) of the demeaned series: r1 / r0
-      const double sd_hat = std::sqrt(2.0 * (1.0 - ar1)) * robust_sd;  // predicted SD of the differences
-      if (!(robust_sd > 0) || !(sd_hat > 0)) continue;
-      ++kept;
-      sd_hat_sum += sd_hat;
-      const double inv = 1.0 / sd_hat;
-      for (size_t t = 1; t < nt; ++t) {
-        const double d = static_cast<double>(x[t]) - static_cast<double>(x[t - 1]);
-        diff_sq[t] += d * d;
-        diff_sq_std[t] += (d * inv) * (d * inv);
+        std::copy(x, x + nt, scratch.begin());
+        const auto [p25, p75] = select_two(scratch, k25, k75, spare);
+        const double robust_sd = (p75 - p25) / 1.349;
+        const double ar1 = lag1 / ss;  // Yule-Walker AR(1) of the demeaned series: r1 / r0
+        const double sd_hat = std::sqrt(2.0 * (1.0 - ar1)) * robust_sd;  // predicted SD of the differences
+        if (!(robust_sd > 0) || !(sd_hat > 0)) continue;
+        ++sums.kept;
+        sums.sd_hat_sum += sd_hat;
+        const double inv = 1.0 / sd_hat;
+        for (size_t t = 1; t < nt; ++t) {
+          const double d = static_cast<double>(x[t]) - static_cast<double>(x[t - 1]);
+          sums.diff_sq[t] += d * d;
+          sums.diff_sq_std[t] += (d * inv) * (d * inv);
+        }
       }
     }
+  });
+  std::vector<double> diff_sq(nt, 0.0), diff_sq_std(nt, 0.0), unit_sum(nt, 0.0);
+  double sd_hat_sum = 0;
+  int64_t kept = 0, gcor_voxels = 0, varying = 0;
+  for (const Sums& part : parts) {
+    if (part.diff_sq.empty()) continue;  // a part that got no block
+    for (size_t t = 0; t < nt; ++t) {
+      diff_sq[t] += part.diff_sq[t];
+      diff_sq_std[t] += part.diff_sq_std[t];
+      unit_sum[t] += part.unit_sum[t];
+    }
+    sd_hat_sum += part.sd_hat_sum;
+    kept += part.kept;
+    gcor_voxels += part.gcor_voxels;
+    varying += part.varying;
   }
   q.dvars_voxels = kept;
   q.gcor_voxels = gcor_voxels;
