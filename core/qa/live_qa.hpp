@@ -70,6 +70,10 @@ struct LiveQaSample {
   std::vector<float> carpet;          // this volume's carpet column, z-scored with each voxel's running mean and SD
   std::vector<float> tsnr_map;        // the cumulative tSNR map, on volumes that carry one (empty otherwise)
   double sliding_tsnr_median = kNaN;  // of the tSNR over the sliding window (with the map's cadence)
+  // CNR of the design's published contrast (filled by the pipeline, which owns the GLM; with the tSNR map's cadence):
+  // per voxel c'beta / residual SD of the cumulative GLM, and its 95th percentile in the mask (the newest known).
+  std::vector<float> cnr_map;
+  double cnr_p95 = kNaN;
   // What the sample is measured against (for its readers: the alarms' thresholds, the carpet's grey-matter split).
   QaThresholds thresholds;
   double slice_threshold = 0, target_minutes = 0;

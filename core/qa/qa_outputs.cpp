@@ -68,6 +68,17 @@ double median_in_mask(const std::vector<float>& map, const std::vector<uint8_t>&
   return median;
 }
 
+double quantile_in_mask(const std::vector<float>& map, const std::vector<uint8_t>& mask, double q) {
+  std::vector<float> values;
+  for (size_t v = 0; v < map.size() && v < mask.size(); ++v) {
+    if (mask[v] != 0 && std::isfinite(map[v])) values.push_back(map[v]);
+  }
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const auto k = static_cast<size_t>(std::floor(std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1)));
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+  return values[k];
+}
+
 std::string qa_table(const QaRun& run) {
   std::string out =
       "volume\tglobal_signal\tdvars\tdvars_std\tdvars_vstd\toutliers\toutlier_fraction\tquality_index\t"
@@ -138,6 +149,10 @@ nlohmann::json qa_summary(const QaRun& run) {
     }
     s["usable"] = usable;
   }
+  if (!run.cnr.empty()) {
+    s["cnr_p95"] = json_number(quantile_in_mask(run.cnr, run.mask, 0.95));
+    s["cnr_contrast"] = run.cnr_contrast;
+  }
   s.update(run.extra);
   return s;
 }
@@ -169,8 +184,9 @@ QaReportInput qa_report_input(const QaRun& run) {
   in.tsnr = run.maps.tsnr;
   in.mask = run.mask;
   const nlohmann::json summary = qa_summary(run);
-  for (const char* name : {"tsnr", "dvars_std", "dvars_vstd", "fd_mean", "fd_num", "fd_perc", "aor", "aqi", "gsr_x",
-                           "gsr_y", "fber", "efc", "snr", "gcor", "fwhm_x", "fwhm_y", "fwhm_z", "fwhm_avg"}) {
+  for (const char* name :
+       {"tsnr", "dvars_std", "dvars_vstd", "fd_mean", "fd_num", "fd_perc", "aor", "aqi", "gsr_x", "gsr_y", "fber",
+        "efc", "snr", "gcor", "cnr_p95", "fwhm_x", "fwhm_y", "fwhm_z", "fwhm_avg"}) {
     if (!summary.contains(name)) continue;
     const nlohmann::json& v = summary[name];
     in.metrics.emplace_back(name, v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN());
@@ -204,6 +220,7 @@ void write_qa_files(const QaRun& run, const std::string& prefix, io::OutputSet& 
     write_nifti(outputs.add(qa_file(prefix, "qa_sd.nii.gz")), Image(map_header, run.maps.sd));
     write_nifti(outputs.add(qa_file(prefix, "qa_tsnr.nii.gz")), Image(map_header, run.maps.tsnr));
   }
+  if (!run.cnr.empty()) write_nifti(outputs.add(qa_file(prefix, "qa_cnr.nii.gz")), Image(map_header, run.cnr));
   write_nifti(outputs.add(qa_file(prefix, "qa_mask.nii.gz")),
               Image(map_header, std::vector<float>(run.mask.begin(), run.mask.end())), DataType::kUint8);
   write_text_atomically(outputs.add(qa_file(prefix, "qa_report.html")), qa_report_html(qa_report_input(run)));

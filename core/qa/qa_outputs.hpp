@@ -4,6 +4,7 @@
 //   PREFIX_qa.json         the summary with MRIQC's names (tsnr, aor, aqi, dvars std/vstd, fd_mean, fd_num, fd_perc,
 //                          gsr_x/gsr_y, fber, efc, snr, gcor, fwhm) and FIRMM's usable-data tally
 //   PREFIX_qa_mean.nii.gz, PREFIX_qa_sd.nii.gz, PREFIX_qa_tsnr.nii.gz, PREFIX_qa_mask.nii.gz
+//   PREFIX_qa_cnr.nii.gz   live runs with a design only: the CNR of the design's published contrast
 //   PREFIX_qa_report.html  one self-contained page (core/qa/qa_report.hpp)
 #pragma once
 
@@ -48,8 +49,10 @@ struct QaRun {
   ImageHeader grid;   // the maps' geometry
   double tr_s = 0;
   std::vector<QaVolumeRow> rows;
-  bool with_fd = false;  // rows carry FD (a motion file, or the live motion stage)
-  MomentMaps maps;       // mean, SD, tSNR over the run
+  bool with_fd = false;    // rows carry FD (a motion file, or the live motion stage)
+  MomentMaps maps;         // mean, SD, tSNR over the run
+  std::vector<float> cnr;  // the design contrast's CNR map (empty without a design)
+  std::string cnr_contrast;
   std::vector<uint8_t> mask;
   std::string mask_source;
   ImageQuality image;  // of maps.mean
@@ -80,5 +83,7 @@ void write_qa_files(const QaRun& run, const std::string& prefix, io::OutputSet& 
 
 // The median of the finite values of `map` inside `mask` (NaN when none).
 double median_in_mask(const std::vector<float>& map, const std::vector<uint8_t>& mask);
+// Their `q`-quantile, 0 <= q <= 1 (the value at rank floor(q (n - 1)) of the sorted values; NaN when none).
+double quantile_in_mask(const std::vector<float>& map, const std::vector<uint8_t>& mask, double q);
 
 }  // namespace rtf

@@ -69,6 +69,7 @@ nlohmann::json qa_json(const LiveQaSample& q, bool full, int64_t carpet_rows) {
       {"flagged_slices", row.slices.flagged},
       {"tsnr_median", finite_or_null(q.tsnr_median)},
       {"sliding_tsnr_median", finite_or_null(q.sliding_tsnr_median)},
+      {"cnr_p95", finite_or_null(q.cnr_p95)},
       {"usable", usable},
       {"target_minutes", q.target_minutes}};
   if (full) {
@@ -243,6 +244,7 @@ void LiveOutputs::publish(const TrResult& r, IngestLatency& latency, int64_t ski
   if (r.roi_labels && r.roi_labels_frame) add("roi_labels", r.roi_labels->bits);
   if (r.qa) {
     add("qa_tsnr", r.qa->tsnr_map);
+    add("qa_cnr", r.qa->cnr_map);
     if (!r.qa->carpet.empty()) {
       frames.push_back(frame("qa_carpet", r.qa->carpet, {static_cast<int64_t>(r.qa->carpet.size())}));
     }

@@ -325,6 +325,17 @@ TrResult RunPipeline::process(int64_t index) {
   return r;
 }
 
+std::vector<float> RunPipeline::cnr_map() const {
+  const auto n = static_cast<size_t>(voxels_);
+  std::vector<float> con(n), sigma2(n);
+  cumulative_->glm().contrast().read(device_.queue(), con, static_cast<size_t>(published_contrast_) * n);
+  cumulative_->glm().sigma2().read(device_.queue(), sigma2);
+  for (size_t v = 0; v < n; ++v) {
+    con[v] = sigma2[v] > 0 ? con[v] / std::sqrt(sigma2[v]) : std::numeric_limits<float>::quiet_NaN();
+  }
+  return con;
+}
+
 void RunPipeline::run_qa(TrResult& r) {
   if (!config_.qa || qa_off_) return;
   if (!qa_) {
@@ -362,6 +373,14 @@ void RunPipeline::run_qa(TrResult& r) {
   guarded("qa", r, [&] {
     auto sample =
         std::make_shared<LiveQaSample>(qa_->update(raw_ring_, r.index, r.motion ? &r.motion->params : nullptr));
+    // CNR of the published contrast, with the tSNR map's cadence: c'beta / residual SD of the cumulative GLM.
+    const bool in_design = design_ && r.index < design_->x.rows();
+    if (cumulative_ && in_design && published_contrast_ >= 0 && !sample->tsnr_map.empty() &&
+        cumulative_->volumes() > 0) {
+      sample->cnr_map = cnr_map();
+      qa_cnr_p95_ = quantile_in_mask(sample->cnr_map, qa_->mask(), 0.95);
+    }
+    sample->cnr_p95 = qa_cnr_p95_;
     for (const QaAlarm& a : sample->alarms) {
       spdlog::warn("run {} volume {}: QA alarm {}: {:.4g} against {:.4g}{}", run_, a.volume, a.metric, a.value,
                    a.threshold, a.where.empty() ? "" : " (" + a.where + ")");
@@ -474,6 +493,14 @@ std::function<void()> RunPipeline::final_maps() {
     try {
       qa = qa_->run_record(raw_ring_, run_);
       qa->mask_source = qa_mask_source_;
+      if (cumulative_ && cumulative_->volumes() > 0 && published_contrast_ >= 0) {
+        qa->cnr = cnr_map();
+        int t_index = 0;
+        for (const GlmContrast& c : contrasts_) {
+          if (c.is_f()) continue;
+          if (t_index++ == published_contrast_) qa->cnr_contrast = c.name;
+        }
+      }
     } catch (const std::exception& e) {
       spdlog::error("run {}: the QA record could not be read back: {}", run_, e.what());
     }

@@ -14,6 +14,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -179,6 +180,9 @@ class RunPipeline {
   bool qa_off_ = false;  // off for this run (a mask that does not fit, or it could not start)
   std::shared_ptr<const LiveQaSample> last_qa_;
   std::string qa_mask_source_;
+  double qa_cnr_p95_ = std::numeric_limits<double>::quiet_NaN();
+  // The CNR map of the published contrast (cumulative GLM): c'beta / sqrt(residual variance), NaN where it has none.
+  std::vector<float> cnr_map() const;
   std::vector<uint8_t> atlas_grey_;  // the atlas's voxels on the grid (empty: no atlas placed)
   std::vector<int64_t> raw_slots_, analysis_slots_;
   std::vector<std::string> failed_once_;  // stages whose failure was logged at error level already
