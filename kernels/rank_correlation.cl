@@ -12,7 +12,12 @@
 // two, a define); the others dimension 0 >= their item count, any local size.
 //
 // gather_masked: a row's masked values into `values` and `sorted`, `sorted` padded with +inf.
-// bitonic_step:  one (k, j) step of a bitonic sort of each row of `sorted`, ascending.
+// bitonic_step:  one (k, j) step of a bitonic sort of each row of `sorted`, ascending (the steps with j >= the local
+//                block).
+// bitonic_local: every step (k, j) with k_first <= k <= k_last and j < the work-group size (from j_first at k_first,
+//                from k / 2 after) in local memory, one block of `get_local_size(0)` (a power of two <= BITONIC_LOCAL)
+//                consecutive elements per work-group: the first launch sorts each block (k 2 .. block), then one launch
+//                per larger k finishes its steps below the block size. The same compare-exchanges as bitonic_step.
 // average_ranks: the doubled centred rank of values[m] from the first and last places of its value in `sorted`.
 // rank_sums:     per work-group the sums of a[m] b[m], a[m]^2, b[m]^2 (64-bit: |a|, |b| < count, so no sum overflows
 //                below ~3e9 voxels).
@@ -46,6 +51,31 @@ __kernel void bitonic_step(__global float* restrict sorted, const int padded, co
     row[i] = b;
     row[partner] = a;
   }
+}
+
+__kernel void bitonic_local(__global float* restrict sorted, const int padded, const int k_first, const int k_last,
+                            const int j_first) {
+  __local float block[BITONIC_LOCAL];
+  const int lid = get_local_id(0);
+  const int i = get_global_id(0);
+  __global float* row = sorted + (long)get_global_id(1) * padded;
+  block[lid] = row[i];
+  for (int k = k_first; k <= k_last; k *= 2) {
+    for (int j = k == k_first ? j_first : k / 2; j > 0; j /= 2) {
+      barrier(CLK_LOCAL_MEM_FENCE);
+      const int partner = lid ^ j;
+      if (partner > lid) {
+        const float a = block[lid], b = block[partner];
+        const bool ascending = (i & k) == 0;
+        if (ascending ? a > b : a < b) {
+          block[lid] = b;
+          block[partner] = a;
+        }
+      }
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  row[i] = block[lid];
 }
 
 __kernel void average_ranks(__global const float* restrict values, __global const float* restrict sorted,

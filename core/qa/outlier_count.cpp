@@ -17,6 +17,7 @@ namespace rtf {
 
 namespace {
 constexpr size_t kLocalSize = 64;
+constexpr size_t kLocalRows = 32;  // voxels per work-group of count_outliers_local
 }  // namespace
 
 double DeviceOutlierCount::threshold_scale(int n) {
@@ -27,7 +28,7 @@ double DeviceOutlierCount::threshold_scale(int n) {
 }
 
 DeviceOutlierCount::DeviceOutlierCount(Device& device, std::span<const uint8_t> mask, int max_slots,
-                                       int64_t scratch_bytes)
+                                       int64_t scratch_bytes, bool local_rows)
     : device_(device),
       voxels_(static_cast<int64_t>(mask.size())),
       max_slots_(max_slots),
@@ -46,6 +47,14 @@ DeviceOutlierCount::DeviceOutlierCount(Device& device, std::span<const uint8_t> 
   if (!masked_host_.empty()) masked_.write(device.queue(), masked_host_);
   scratch_ = DeviceBuffer<float>(device, static_cast<size_t>(chunk_ * max_slots));
   outliers_ = DeviceBuffer<int>(device, static_cast<size_t>(max_slots));
+  const uint64_t local_bytes = uint64_t{4} * kLocalRows * static_cast<uint64_t>(max_slots);
+  if (local_rows && local_bytes + 1024 <= device.info().local_mem_bytes &&
+      kLocalRows <= device.info().max_work_group_size) {
+    const std::vector<std::string> defines{fmt::format("MAX_SLOTS={}", max_slots),
+                                           fmt::format("LOCAL_ROWS={}", kLocalRows)};
+    local_kernel_ = device.kernel("outlier_count.cl", "count_outliers_local", defines);
+    local_medians_ = device.kernel("outlier_count.cl", "series_medians_local", defines);
+  }
 }
 
 void DeviceOutlierCount::check(const DeviceBuffer<float>& volumes, int slots) const {
@@ -70,6 +79,12 @@ void DeviceOutlierCount::run(const DeviceBuffer<float>& volumes, int slots, int 
   outliers_.fill(device_.queue(), 0);
   const auto scale = static_cast<float>(threshold_scale(slots));
   for_each_chunk([&](int first, int count) {
+    if (uses_local_rows()) {
+      set_args(local_kernel_, volumes, slots, static_cast<int>(voxels_), masked_, first, count, outliers_, scale,
+               flag_slot);
+      launch<1>(device_.queue(), local_kernel_, {static_cast<size_t>(count)}, {size_t{kLocalRows}});
+      return;
+    }
     set_args(kernel_, volumes, slots, static_cast<int>(voxels_), masked_, first, count, scratch_, outliers_, scale,
              flag_slot);
     launch<1>(device_.queue(), kernel_, {static_cast<size_t>(count)}, {kLocalSize});
@@ -104,6 +119,11 @@ void DeviceOutlierCount::medians(const DeviceBuffer<float>& volumes, int slots, 
         fmt::format("DeviceOutlierCount: a median volume of {} floats for {} voxels", medians.size(), voxels_));
   }
   for_each_chunk([&](int first, int count) {
+    if (uses_local_rows()) {
+      set_args(local_medians_, volumes, slots, static_cast<int>(voxels_), masked_, first, count, medians);
+      launch<1>(device_.queue(), local_medians_, {static_cast<size_t>(count)}, {size_t{kLocalRows}});
+      return;
+    }
     set_args(medians_kernel_, volumes, slots, static_cast<int>(voxels_), masked_, first, count, scratch_, medians);
     launch<1>(device_.queue(), medians_kernel_, {static_cast<size_t>(count)}, {kLocalSize});
   });

@@ -16,8 +16,11 @@ class DeviceOutlierCount {
  public:
   // `mask`: one byte per voxel (non-zero: examined); `max_slots`: the longest series asked for; `scratch_bytes`: the
   // device memory for the voxels' series of one launch (more voxels than fit are examined in several launches).
+  // `local_rows`: keep each voxel's series in local memory where max_slots of them fit (kernels/outlier_count.cl's
+  // count_outliers_local: coalesced loads, the live ring's case); false: always the scratch rows (tests of both).
   DeviceOutlierCount(Device& device, std::span<const uint8_t> mask, int max_slots,
-                     int64_t scratch_bytes = int64_t{256} << 20);
+                     int64_t scratch_bytes = int64_t{256} << 20, bool local_rows = true);
+  bool uses_local_rows() const { return local_kernel_.get() != nullptr; }
 
   // 3dToutcount's threshold on |x - median| in MADs for a series of n values: qginv(0.001 / n) * sqrt(pi / 2).
   static double threshold_scale(int n);
@@ -47,6 +50,7 @@ class DeviceOutlierCount {
   int64_t chunk_;  // masked voxels per launch (scratch rows)
   std::vector<int> masked_host_;
   ClKernel kernel_, medians_kernel_;
+  ClKernel local_kernel_, local_medians_;  // the *_local kernels, when the series fit local memory (null otherwise)
   DeviceBuffer<int> masked_;
   DeviceBuffer<float> scratch_;
   DeviceBuffer<int> outliers_;

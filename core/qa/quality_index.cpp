@@ -23,9 +23,14 @@ DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> 
   if (mask.empty() || voxels_ > std::numeric_limits<int>::max() / 2) {
     throw std::invalid_argument(fmt::format("DeviceQualityIndex: a mask of {} voxels", mask.size()));
   }
-  const std::vector<std::string> defines{fmt::format("LOCAL_SIZE={}", kLocalSize)};
+  // The local bitonic block: the device's largest work-group, at most 1024 (4 KB of local memory).
+  block_ = static_cast<int>(std::clamp<size_t>(device.info().max_work_group_size, 1, 1024));
+  while ((block_ & (block_ - 1)) != 0) block_ &= block_ - 1;  // a power of two
+  const std::vector<std::string> defines{fmt::format("LOCAL_SIZE={}", kLocalSize),
+                                         fmt::format("BITONIC_LOCAL={}", block_)};
   gather_ = device.kernel("rank_correlation.cl", "gather_masked", defines);
   bitonic_ = device.kernel("rank_correlation.cl", "bitonic_step", defines);
+  bitonic_local_ = device.kernel("rank_correlation.cl", "bitonic_local", defines);
   ranks_kernel_ = device.kernel("rank_correlation.cl", "average_ranks", defines);
   sums_ = device.kernel("rank_correlation.cl", "rank_sums", defines);
   std::vector<int> masked;
@@ -62,11 +67,20 @@ std::vector<bool> DeviceQualityIndex::rank(const DeviceBuffer<float>& volumes, i
   bad_.fill(q, 0);
   set_args(gather_, volumes, static_cast<int>(voxels_), first, masked_, count_, padded_, values_, sorted_, bad_);
   launch<2>(q, gather_, {static_cast<size_t>(padded_), r}, {kAnyLocal, 1});
-  for (int k = 2; k <= padded_; k *= 2) {
-    for (int j = k / 2; j > 0; j /= 2) {
+  // Bitonic sort: the steps within a block of `block` elements in local memory (one launch to sort every block, then
+  // one per larger k for its steps below the block), the steps across blocks one launch each.
+  const int block = std::min(block_, padded_);
+  const auto local_launch = [&](int k_first, int k_last, int j_first) {
+    set_args(bitonic_local_, sorted_, padded_, k_first, k_last, j_first);
+    launch<2>(q, bitonic_local_, {static_cast<size_t>(padded_), r}, {static_cast<size_t>(block), 1});
+  };
+  if (block >= 2) local_launch(2, block, 1);
+  for (int k = 2 * block; k <= padded_; k *= 2) {
+    for (int j = k / 2; j >= block; j /= 2) {
       set_args(bitonic_, sorted_, padded_, k, j);
       launch<2>(q, bitonic_, {static_cast<size_t>(padded_), r}, {kAnyLocal, 1});
     }
+    if (block >= 2) local_launch(k, k, block / 2);
   }
   set_args(ranks_kernel_, values_, sorted_, count_, padded_, ranks);
   launch<2>(q, ranks_kernel_, {static_cast<size_t>(count_), r}, {kAnyLocal, 1});

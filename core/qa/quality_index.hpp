@@ -48,7 +48,8 @@ class DeviceQualityIndex {
   int padded_ = 1;
   int max_rows_ = 1;
   bool reference_set_ = false, reference_finite_ = false;
-  ClKernel gather_, bitonic_, ranks_kernel_, sums_;
+  ClKernel gather_, bitonic_, bitonic_local_, ranks_kernel_, sums_;
+  int block_ = 1;  // the local bitonic block (elements per work-group), a power of two
   DeviceBuffer<int> masked_, bad_, reference_ranks_, ranks_;
   DeviceBuffer<float> values_, sorted_;
   DeviceBuffer<int64_t> partials_;

@@ -2,7 +2,8 @@
 // DeviceOutlierCount (AFNI 3dToutcount's rule, polort 0) against the double reference (reference::outlier_counts) on
 // odd grids and series of odd and even length, fresh random BOLD-like series with injected spikes, a NaN voxel and a
 // voxel of MAD 0 (nearly constant): each volume's count lies between the reference's sure outliers and those plus the
-// borderline ones (within 1e-5 of the threshold, where float rounding may decide), in one launch and in many (a small
+// borderline ones (within 1e-5 of the threshold, where float rounding may decide), with the series in local memory and
+// in scratch rows, in one launch and in many (a small
 // scratch budget); the newest-volume count of a ring equals the every-volume count at that slot; the threshold equals
 // scipy's norm.isf(0.001 / N) * sqrt(pi / 2) within 1e-9; bad sizes are refused.
 #include <gtest/gtest.h>
@@ -70,9 +71,12 @@ TEST(OutlierCount, EveryVolumeMatchesTheReference) {
       const auto want = reference::outlier_counts(s.volumes, mask, DeviceOutlierCount::threshold_scale(n));
       DeviceBuffer<float> buffer(device, s.flat.size());
       buffer.write(device.queue(), s.flat);
-      // One launch, and launches of 7 voxels' series each.
-      for (const int64_t scratch : {int64_t{256} << 20, int64_t{4} * n * 7}) {
-        DeviceOutlierCount count(device, mask, n, scratch);
+      // One launch, and launches of 7 voxels' series each; the series in local memory and in scratch rows.
+      for (const auto& [scratch, local_rows] :
+           {std::pair{int64_t{256} << 20, true}, std::pair{int64_t{4} * n * 7, true},
+            std::pair{int64_t{256} << 20, false}}) {
+        DeviceOutlierCount count(device, mask, n, scratch, local_rows);
+        EXPECT_EQ(count.uses_local_rows(), local_rows) << "these series fit local memory";
         const std::vector<int64_t> got = count.count_every_volume(buffer, n);
         ASSERT_EQ(got.size(), static_cast<size_t>(n));
         int64_t total = 0;
@@ -101,9 +105,12 @@ TEST(OutlierCount, NewestSlotOfARingEqualsItsEveryVolumeCount) {
   DeviceBuffer<float> ring(device, s.flat.size());
   ring.write(device.queue(), s.flat);
   DeviceOutlierCount count(device, mask, 32);
+  DeviceOutlierCount scratch_rows(device, mask, 32, int64_t{256} << 20, false);
   const std::vector<int64_t> every = count.count_every_volume(ring, slots);
+  EXPECT_EQ(scratch_rows.count_every_volume(ring, slots), every) << "local rows and scratch rows: the same counts";
   for (const int newest : {0, 5, slots - 1}) {
     EXPECT_EQ(count.count_one_volume(ring, slots, newest), every[static_cast<size_t>(newest)]) << newest;
+    EXPECT_EQ(scratch_rows.count_one_volume(ring, slots, newest), every[static_cast<size_t>(newest)]) << newest;
   }
   EXPECT_EQ(count.mask_voxels(), static_cast<int64_t>(voxels));
   EXPECT_THROW((void)count.count_one_volume(ring, slots, slots), std::invalid_argument);

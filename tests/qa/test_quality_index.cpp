@@ -65,6 +65,13 @@ TEST(QualityIndex, MatchesTheReferenceAgainstTheMedianVolume) {
     median.fill(device.queue(), 0.0f);
     outliers.medians(series, n, median);
     std::vector<float> median_host = median.read_all(device.queue());
+    {
+      DeviceOutlierCount scratch_rows(device, mask, n, int64_t{256} << 20, false);
+      DeviceBuffer<float> other(device, voxels);
+      other.fill(device.queue(), 0.0f);
+      scratch_rows.medians(series, n, other);
+      EXPECT_EQ(other.read_all(device.queue()), median_host) << "local rows and scratch rows: the same medians";
+    }
     for (size_t v = 0; v < voxels; ++v) {
       if (mask[v] == 0) continue;
       std::vector<float> s;
