@@ -168,7 +168,12 @@ LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const R
     s.tsnr_map.resize(static_cast<size_t>(voxels_));
     cumulative_->tsnr().read(device_.queue(), s.tsnr_map);
     tsnr_median_ = median_in_mask(s.tsnr_map, mask_);
-    if (sliding_ && sliding_->count() >= 2) sliding_tsnr_median_ = median_in_mask(sliding_->read_maps().tsnr, mask_);
+    if (sliding_ && sliding_->count() >= 2) {  // only its tSNR map crosses to the host
+      sliding_->compute_maps();
+      std::vector<float> sliding_tsnr(static_cast<size_t>(voxels_));
+      sliding_->tsnr().read(device_.queue(), sliding_tsnr);
+      sliding_tsnr_median_ = median_in_mask(sliding_tsnr, mask_);
+    }
   }
   s.tsnr_median = tsnr_median_;
   s.sliding_tsnr_median = sliding_tsnr_median_;

@@ -1,12 +1,13 @@
 // ctest-label: gpu
-// LiveQa, volume by volume from a device ring of 12 slots (so that it wraps) on a 13x11x7 grid of fresh random
-// BOLD-like volumes, against the double references: the global signal within 1e-6 relative; the outliers of the newest
+// LiveQa, volume by volume from a device ring of 12 slots (so that it wraps) on a 13x11x7 grid of fresh random BOLD-
+// like volumes, against the double references: the global signal within 1e-6 relative; the outliers of the newest
 // volume against the ring's volumes between the reference's sure and sure + borderline counts; the quality index
 // (median volume refreshed every volume here) within 1e-12 of the reference at odd counts (a unique median); FD of
 // unfiltered motion and FIRMM's tally equal to framewise_displacement and usable_tally; the tSNR median against the
-// two-pass moments within 1e-4 relative; the carpet columns equal the volume's voxels. Alarms once per crossing (FD
-// over, over, under, over: two alarms), an injected spike raises outlier_fraction and slice_z at its volume only. The
-// run record's maps match the references; bad masks and options are refused.
+// two-pass moments within 1e-4 relative (over a sliding window of 7, within 1e-3); the carpet columns equal the
+// volume's voxels. Alarms once per crossing (FD over, over, under, over: two alarms), an injected spike raises
+// outlier_fraction and slice_z at its volume only. The run record's maps match the references; bad masks and options
+// are refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -73,6 +74,7 @@ TEST(LiveQa, MatchesTheReferencesVolumeByVolume) {
   o.reference_every = 1;
   o.carpet_rows = 40;
   o.tsnr_map_every = 4;
+  o.sliding_window = 7;
   o.slices.min_history = 5;
   o.alarms.outlier_fraction = 0.05;
   DeviceRingBuffer ring(device, static_cast<int64_t>(voxels), kRing);
@@ -130,6 +132,12 @@ TEST(LiveQa, MatchesTheReferencesVolumeByVolume) {
       EXPECT_EQ(!s.tsnr_map.empty(), map_here);
       if (map_here) {
         EXPECT_NEAR(s.tsnr_median, want, 1e-4 * want);
+        // The sliding window's: the last 7 volumes (all of them before there are 7).
+        const size_t first = t + 1 > o.sliding_window ? static_cast<size_t>(t + 1 - o.sliding_window) : 0;
+        const reference::VoxelMoments w = reference::voxel_moments(volumes, first, static_cast<size_t>(t) + 1);
+        std::vector<float> window_tsnr(w.tsnr.begin(), w.tsnr.end());
+        const double want_window = median_in_mask(window_tsnr, mask);
+        EXPECT_NEAR(s.sliding_tsnr_median, want_window, 1e-3 * want_window);
       }
     }
     ASSERT_EQ(static_cast<int64_t>(s.carpet.size()), qa.carpet_rows());
