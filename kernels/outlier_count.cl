@@ -117,6 +117,17 @@ __kernel void series_medians(__global const float* restrict volumes, const int s
 // s * LOCAL_ROWS + r). The loads from `volumes` are coalesced (neighbouring work-items, neighbouring voxels); the
 // quickselects run in local memory. The same arithmetic as count_outliers, so the same counts.
 // NDRange: 1D, global >= count rounded up to LOCAL_ROWS, local (LOCAL_ROWS).
+// Voxel v's series into its interleaved local row; false where a value is not finite.
+bool load_series_local(__global const float* restrict volumes, const int slots, const int voxels, const long v,
+                       __local float* row) {
+  for (int s = 0; s < slots; ++s) {
+    const float x = volumes[(long)s * voxels + v];
+    if (!isfinite(x)) return false;
+    row[s * LOCAL_ROWS] = x;
+  }
+  return true;
+}
+
 __kernel __attribute__((reqd_work_group_size(LOCAL_ROWS, 1, 1))) void count_outliers_local(
     __global const float* restrict volumes, const int slots, const int voxels, __global const int* restrict masked,
     const int first, const int count, __global int* restrict outliers, const float scale, const int flag_slot) {
@@ -125,11 +136,7 @@ __kernel __attribute__((reqd_work_group_size(LOCAL_ROWS, 1, 1))) void count_outl
   if (m >= count) return;
   const long v = masked[first + m];
   __local float* row = rows + get_local_id(0);
-  for (int s = 0; s < slots; ++s) {
-    const float x = volumes[(long)s * voxels + v];
-    if (!isfinite(x)) return;
-    row[s * LOCAL_ROWS] = x;
-  }
+  if (!load_series_local(volumes, slots, voxels, v, row)) return;
   const float med = median_of_local(row, LOCAL_ROWS, slots);
   for (int s = 0; s < slots; ++s) row[s * LOCAL_ROWS] = fabs(volumes[(long)s * voxels + v] - med);
   count_voxel(volumes, slots, voxels, v, med, median_of_local(row, LOCAL_ROWS, slots), scale, flag_slot, outliers);
@@ -144,14 +151,6 @@ __kernel __attribute__((reqd_work_group_size(LOCAL_ROWS, 1, 1))) void series_med
   if (m >= count) return;
   const long v = masked[first + m];
   __local float* row = rows + get_local_id(0);
-  for (int s = 0; s < slots; ++s) {
-    const float x = volumes[(long)s * voxels + v];
-    if (!isfinite(x)) {
-      medians[v] = NAN;
-      return;
-    }
-    row[s * LOCAL_ROWS] = x;
-  }
-  medians[v] = median_of_local(row, LOCAL_ROWS, slots);
+  medians[v] = load_series_local(volumes, slots, voxels, v, row) ? median_of_local(row, LOCAL_ROWS, slots) : NAN;
 }
 #endif

@@ -49,3 +49,17 @@ require_mpi() {
   export OMPI_MCA_btl_vader_single_copy_mechanism=none
   MPI=(timeout 600 mpirun --oversubscribe)
 }
+
+# For scripts that start servers and clients in the background: add each PID to PIDS (killed at exit); die MESSAGE
+# fails with the last lines of every $WORK/*.log.
+PIDS=()
+kill_background() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; }
+trap kill_background EXIT
+die() {
+  echo "FAIL: $*"
+  for f in "$WORK"/*.log; do
+    echo "--- $f"
+    tail -30 "$f"
+  done
+  exit 1
+}

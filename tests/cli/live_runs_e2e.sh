@@ -19,19 +19,8 @@ if [[ ! -f "$DATA/mricron/ch2bet.nii.gz" || ! -f "$DATA/mricron/aal.nii.gz" ]]; 
 fi
 rm -rf "$WORK" && mkdir -p "$WORK"
 # shellcheck source=check_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # wait_for
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # wait_for, PIDS, die
 export RTFMRI_DATA_DIR="$DATA"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; }
-trap cleanup EXIT
-die() {
-  echo "FAIL: $*"
-  for f in "$WORK"/*.log; do
-    echo "--- $f"
-    tail -25 "$f"
-  done
-  exit 1
-}
 VOLUMES=16
 for seed in 3 4; do
   "$RTFMRI" sim phantom --out "$WORK/phantom$seed" --template "$DATA/mricron/ch2bet.nii.gz" --grid 32x38x28 --voxel 5 \

@@ -27,19 +27,8 @@ if [[ ! -f "$DATA/mricron/ch2bet.nii.gz" ]]; then
 fi
 rm -rf "$WORK" && mkdir -p "$WORK"
 # shellcheck source=check_lib.sh
-source "$HERE/check_lib.sh"
+source "$HERE/check_lib.sh"  # wait_for, PIDS, die
 export RTFMRI_DATA_DIR="$DATA"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; }
-trap cleanup EXIT
-die() {
-  echo "FAIL: $*"
-  for f in "$WORK"/*.log; do
-    echo "--- $f"
-    tail -30 "$f"
-  done
-  exit 1
-}
 VOLUMES=30
 SPIKE_VOLUME=17
 SPIKE_SLICE=14
