@@ -1,10 +1,13 @@
 // Per-TR cost of the data-quality measures (issue 37) on the device, at 64x64x33 (3 mm) and 104x104x72 (2 mm), with a
 // ring of W = 100 BOLD-like volumes (int16-like values, a brain-sized mask): (1) the running moments updated with the
 // newest volume, its slice means and the global signal read back; (2) 3dToutcount's outlier count of the newest volume
-// against the ring's series; (3) the ring's median volume and the newest volume's quality index (3dTqual). Wall clock
-// per TR and stage (each ends with its results on the host), median/p95/max over the runs after a warm-up; and (4)
-// the whole live QA stage as the pipeline runs it per TR (core/qa/live_qa.hpp: the above with the sliding moments,
-// DVARS, the carpet column, the median volume refreshed every 16 TRs, a tSNR map every 8). JSON lines on stdout.
+// against the ring's series (the sorted series updated with it, core/qa/sorted_series.hpp); (3) the ring's median
+// volume and the newest volume's quality index (3dTqual). RTFMRI_TRACE_KERNELS=1 adds each kernel's device time. Wall
+// clock per TR and stage (each ends with its results on the host), median/p95/max over the runs after a warm-up; and
+// (4) the whole live QA stage as the pipeline runs it per TR (core/qa/live_qa.hpp: the above with the sliding moments,
+// DVARS, the carpet column, the median volume refreshed every 16 TRs, a tSNR map every 8); (5) each measure enqueued
+// back to back with one wait (the device's time and launch overhead, no round trips) and the cost of one round trip.
+// JSON lines on stdout.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -13,11 +16,12 @@
 #include <random>
 #include <string>
 
+#include "core/device/cl_error.hpp"
 #include "core/device/device.hpp"
 #include "core/qa/live_qa.hpp"
-#include "core/qa/outlier_count.hpp"
 #include "core/qa/quality_index.hpp"
 #include "core/qa/slice_means.hpp"
+#include "core/qa/sorted_series.hpp"
 #include "core/qa/voxel_moments.hpp"
 #include "core/ring/device_ring_buffer.hpp"
 #include "core/util/quantiles.hpp"
@@ -61,7 +65,7 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
   rtf::DeviceRingBuffer ring(dev, voxels, window);
   rtf::DeviceVoxelMoments moments(dev, voxels);
   rtf::DeviceSliceMeans slices(dev, dims, mask);
-  rtf::DeviceOutlierCount outliers(dev, mask, window);
+  rtf::DeviceSortedSeries sorted(dev, mask, window);
   rtf::DeviceQualityIndex quality(dev, mask);
   rtf::DeviceBuffer<float> newest(dev, static_cast<size_t>(voxels)), median(dev, static_cast<size_t>(voxels));
   median.fill(dev.queue(), 0.0f);
@@ -79,16 +83,21 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
     newest.write(dev.queue(), volume);
     ring.push_device(t, newest);
     RTF_CL_CHECK(clFinish(dev.queue()));
-    if (t < window) continue;  // the ring fills
+    if (t < window) {  // the ring fills
+      sorted.enqueue_replace(ring.data(), static_cast<int>(ring.slot_of(t)), false);
+      continue;
+    }
     const auto t0 = Clock::now();
     moments.add(newest);
     const rtf::SliceMeans m = slices.measure(newest);  // reads back: the stage's results on the host
     const double a = ms_since(t0);
     const auto t1 = Clock::now();
-    const int64_t count = outliers.count_one_volume(ring.data(), window, static_cast<int>(ring.slot_of(t)));
+    sorted.enqueue_replace(ring.data(), static_cast<int>(ring.slot_of(t)), true);
+    RTF_CL_CHECK(clFinish(dev.queue()));
+    const int64_t count = sorted.outliers_result();
     const double b = ms_since(t1);
     const auto t2 = Clock::now();
-    outliers.medians(ring.data(), window, median);
+    sorted.enqueue_medians(median);
     quality.set_reference(median);
     const double qi = quality.quality(newest);
     const double c = ms_since(t2);
@@ -108,19 +117,53 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
                    m.global, static_cast<long long>(count), qi, sample.row.outlier_fraction, sample.row.quality);
     }
   }
+  // What the device itself takes: each measure enqueued `runs` times back to back with one wait at the end (launch
+  // overhead included, no round trips), and what one round trip costs (a finish of an idle queue; a 4-byte read).
+  const auto back_to_back = [&](auto&& enqueue) {
+    RTF_CL_CHECK(clFinish(dev.queue()));
+    const auto t0 = Clock::now();
+    for (int i = 0; i < runs; ++i) enqueue();
+    RTF_CL_CHECK(clFinish(dev.queue()));
+    return ms_since(t0) / runs;
+  };
+  const int newest_slot = static_cast<int>(ring.slot_of(total - 1));
+  const double quality_device = back_to_back([&] { quality.enqueue_quality_of_slot(ring.data(), newest_slot); });
+  const double medians_device = back_to_back([&] { sorted.enqueue_medians(median); });
+  const double moments_device = back_to_back([&] {
+    moments.add(newest);
+    slices.enqueue(newest);
+  });
+  std::vector<double> finish_ms, read_ms;
+  std::vector<int> one(1);
+  rtf::DeviceBuffer<int> word(dev, 1);
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = Clock::now();
+    RTF_CL_CHECK(clFinish(dev.queue()));
+    finish_ms.push_back(ms_since(t0));
+    const auto t1 = Clock::now();
+    word.read(dev.queue(), one);
+    read_ms.push_back(ms_since(t1));
+  }
   const int64_t inside = std::count(mask.begin(), mask.end(), 1);
-  fmt::print("{}\n", nlohmann::json{{"bench", "qa per TR"},
-                                    {"device", dev.info().device_name},
-                                    {"size", fmt::format("{}x{}x{}", dims[0], dims[1], dims[2])},
-                                    {"mask_voxels", inside},
-                                    {"window", window},
-                                    {"runs", runs},
-                                    {"moments_slices", summary(moments_ms)},
-                                    {"outliers_newest", summary(outliers_ms)},
-                                    {"median_and_quality_index", summary(quality_ms)},
-                                    {"total", summary(total_ms)},
-                                    {"live_qa_stage", summary(live_ms)}}
-                         .dump());
+  fmt::print(
+      "{}\n",
+      nlohmann::json{
+          {"bench", "qa per TR"},
+          {"device", dev.info().device_name},
+          {"size", fmt::format("{}x{}x{}", dims[0], dims[1], dims[2])},
+          {"mask_voxels", inside},
+          {"window", window},
+          {"runs", runs},
+          {"moments_slices", summary(moments_ms)},
+          {"outliers_newest", summary(outliers_ms)},
+          {"median_and_quality_index", summary(quality_ms)},
+          {"total", summary(total_ms)},
+          {"live_qa_stage", summary(live_ms)},
+          {"back_to_back_ms",
+           {{"moments_slices", moments_device}, {"median_volume", medians_device}, {"quality_index", quality_device}}},
+          {"idle_finish", summary(finish_ms)},
+          {"blocking_read_4_bytes", summary(read_ms)}}
+          .dump());
 }
 
 }  // namespace

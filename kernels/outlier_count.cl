@@ -111,46 +111,110 @@ __kernel void series_medians(__global const float* restrict volumes, const int s
   medians[v] = load_series(volumes, slots, voxels, v, row) ? median_of(row, slots) : NAN;
 }
 
-#ifdef MAX_SLOTS
-// count_outliers with each voxel's series in local memory instead of its scratch row (the live stage's ring: at most
-// MAX_SLOTS volumes): LOCAL_ROWS voxels per work-group, their rows interleaved (value s of the work-group's voxel r at
-// s * LOCAL_ROWS + r). The loads from `volumes` are coalesced (neighbouring work-items, neighbouring voxels); the
-// quickselects run in local memory. The same arithmetic as count_outliers, so the same counts.
-// NDRange: 1D, global >= count rounded up to LOCAL_ROWS, local (LOCAL_ROWS).
-// Voxel v's series into its interleaved local row; false where a value is not finite.
-bool load_series_local(__global const float* restrict volumes, const int slots, const int voxels, const long v,
-                       __local float* row) {
-  for (int s = 0; s < slots; ++s) {
-    const float x = volumes[(long)s * voxels + v];
-    if (!isfinite(x)) return false;
-    row[s * LOCAL_ROWS] = x;
+#ifdef SORTED_SLOTS
+// count_outliers and series_medians with each voxel's series sorted in local memory instead of selected in a scratch
+// row (the live stage's ring: at most SORTED_SLOTS volumes, a power of two): LOCAL_ROWS voxels per work-group of
+// LOCAL_SIZE items, voxel r's series in rows[r * ROW_STRIDE ...], padded with +inf to the next power of two of
+// `slots`. The items load the series together (neighbouring items, neighbouring voxels of one volume: coalesced), sort
+// every row with a bitonic network in local memory (all items sharing the compare-exchanges: no divergent
+// quickselects), then one item per voxel reads the median off its sorted row and the MAD by merging the deviations
+// below and above it. The same float arithmetic as count_outliers, so the same medians, MADs and counts.
+// NDRange: 1D, global = ceil(count / LOCAL_ROWS) * LOCAL_SIZE, local (LOCAL_SIZE).
+#define ROW_STRIDE (SORTED_SLOTS + 1)  // odd: neighbouring rows start in different banks
+
+// Loads the series of the work-group's voxels (masked[first + group * LOCAL_ROWS + r]) and sorts each ascending;
+// bad[r] = 1 where voxel r's series holds a non-finite value. Returns how many voxels the work-group has.
+int load_and_sort_series(__global const float* restrict volumes, const int slots, const int voxels,
+                         __global const int* restrict masked, const int first, const int count, __local float* rows,
+                         __local int* bad) {
+  const int lid = get_local_id(0);
+  const int base = get_group_id(0) * LOCAL_ROWS;
+  const int here = min(LOCAL_ROWS, count - base);
+  int padded = 1;
+  while (padded < slots) padded <<= 1;
+  for (int r = lid; r < LOCAL_ROWS; r += LOCAL_SIZE) bad[r] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int e = lid; e < LOCAL_ROWS * padded; e += LOCAL_SIZE) {
+    const int s = e / LOCAL_ROWS, r = e % LOCAL_ROWS;
+    float x = INFINITY;
+    if (s < slots && r < here) {
+      x = volumes[(long)s * voxels + masked[first + base + r]];
+      if (!isfinite(x)) bad[r] = 1;  // the voxel is left out; its row's order does not matter
+    }
+    rows[r * ROW_STRIDE + s] = x;
   }
-  return true;
+  const int pairs = padded / 2;  // compare-exchanges per row and step (no divisions below: powers of two)
+  int pair_bits = 0;
+  while ((1 << pair_bits) < pairs) ++pair_bits;
+  for (int k = 2; k <= padded; k <<= 1) {
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      barrier(CLK_LOCAL_MEM_FENCE);
+      for (int p = lid; p < LOCAL_ROWS * pairs; p += LOCAL_SIZE) {
+        const int q = p & (pairs - 1);
+        const int i = ((q & ~(j - 1)) << 1) | (q & (j - 1));  // the lower element of compare-exchange q
+        __local float* row = rows + (p >> pair_bits) * ROW_STRIDE;
+        const float a = row[i], b = row[i + j];
+        if ((i & k) == 0 ? a > b : a < b) {
+          row[i] = b;
+          row[i + j] = a;
+        }
+      }
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return here;
 }
 
-__kernel __attribute__((reqd_work_group_size(LOCAL_ROWS, 1, 1))) void count_outliers_local(
+// The median of the sorted row[0..n) (as median_of) and the median of the |x - median| (the MAD): the deviations of
+// the values at and below the middle and of those above it are two ascending runs; merging them from the middle out
+// gives the deviations in order.
+float2 median_and_mad_sorted(__local const float* row, const int n) {
+  const int k = (n - 1) / 2;
+  const float med = (n & 1) != 0 ? row[k] : 0.5f * (row[k] + row[k + 1]);
+  int below = 0, above = 0;  // deviations taken from each run
+  float lower = 0.0f, upper = 0.0f;
+  for (int t = 0; t <= k + 1 && t < n; ++t) {
+    const float d_below = below <= k ? fabs(row[k - below] - med) : INFINITY;
+    const float d_above = above < n - 1 - k ? fabs(row[k + 1 + above] - med) : INFINITY;
+    float d;
+    if (d_below <= d_above) {
+      d = d_below;
+      ++below;
+    } else {
+      d = d_above;
+      ++above;
+    }
+    if (t == k) lower = d;
+    if (t == k + 1) upper = d;
+  }
+  return (float2)(med, (n & 1) != 0 ? lower : 0.5f * (lower + upper));
+}
+
+__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void count_outliers_local(
     __global const float* restrict volumes, const int slots, const int voxels, __global const int* restrict masked,
     const int first, const int count, __global int* restrict outliers, const float scale, const int flag_slot) {
-  __local float rows[LOCAL_ROWS * MAX_SLOTS];
-  const int m = get_global_id(0);
-  if (m >= count) return;
-  const long v = masked[first + m];
-  __local float* row = rows + get_local_id(0);
-  if (!load_series_local(volumes, slots, voxels, v, row)) return;
-  const float med = median_of_local(row, LOCAL_ROWS, slots);
-  for (int s = 0; s < slots; ++s) row[s * LOCAL_ROWS] = fabs(volumes[(long)s * voxels + v] - med);
-  count_voxel(volumes, slots, voxels, v, med, median_of_local(row, LOCAL_ROWS, slots), scale, flag_slot, outliers);
+  __local float rows[LOCAL_ROWS * ROW_STRIDE];
+  __local int bad[LOCAL_ROWS];
+  const int here = load_and_sort_series(volumes, slots, voxels, masked, first, count, rows, bad);
+  const int r = get_local_id(0);
+  if (r >= here || bad[r] != 0) return;
+  const long v = masked[first + get_group_id(0) * LOCAL_ROWS + r];
+  const float2 m = median_and_mad_sorted(rows + r * ROW_STRIDE, slots);
+  count_voxel(volumes, slots, voxels, v, m.x, m.y, scale, flag_slot, outliers);
 }
 
-// series_medians with the series in local memory (as count_outliers_local).
-__kernel __attribute__((reqd_work_group_size(LOCAL_ROWS, 1, 1))) void series_medians_local(
+// series_medians with the series sorted in local memory (as count_outliers_local).
+__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void series_medians_local(
     __global const float* restrict volumes, const int slots, const int voxels, __global const int* restrict masked,
     const int first, const int count, __global float* restrict medians) {
-  __local float rows[LOCAL_ROWS * MAX_SLOTS];
-  const int m = get_global_id(0);
-  if (m >= count) return;
-  const long v = masked[first + m];
-  __local float* row = rows + get_local_id(0);
-  medians[v] = load_series_local(volumes, slots, voxels, v, row) ? median_of_local(row, LOCAL_ROWS, slots) : NAN;
+  __local float rows[LOCAL_ROWS * ROW_STRIDE];
+  __local int bad[LOCAL_ROWS];
+  const int here = load_and_sort_series(volumes, slots, voxels, masked, first, count, rows, bad);
+  const int r = get_local_id(0);
+  if (r >= here) return;
+  const long v = masked[first + get_group_id(0) * LOCAL_ROWS + r];
+  const int k = (slots - 1) / 2;
+  __local const float* row = rows + r * ROW_STRIDE;
+  medians[v] = bad[r] != 0 ? NAN : (slots & 1) != 0 ? row[k] : 0.5f * (row[k] + row[k + 1]);
 }
 #endif

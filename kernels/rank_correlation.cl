@@ -2,111 +2,111 @@
 // it, the reference being the voxel-wise median volume), exactly: average ranks as integers and integer sums. Several
 // volumes at once: dimension 1 of the NDRange is the row (one volume per row).
 //
+// The sort: tiles of TILE keys sorted in local memory (one launch), then runs merged pairwise (one launch per
+// doubling: each key's place is its place in its run plus the partner run's keys before it, found by binary search);
+// then each value's first and last place in the sorted row give its average rank. 5 + log2(tiles) launches a batch.
+//
 // Memory layout: `volumes` holds volumes of `voxels` floats (x fastest), row r taking volume `first` + r; `masked` the
-// `count` mask voxel indices; per row, `values` `count` floats (the row's masked values), `sorted` `padded` floats (a
-// power of two >= count; values, then +inf), `ranks` `count` ints: each value's doubled, centred average rank,
+// `count` mask voxel indices; per row, `keys` `count` uints (the masked values' float_sort_key), `tiles` and its
+// ping-pong twin `total` = tile_count * TILE uints (the keys sorted in runs, padded past `count` with 0xFFFFFFFF,
+// which sorts after every finite value's key), `ranks` `count` ints: each value's doubled, centred average rank,
 // 2 r - (count + 1) with r its 1-based rank and tied values given the mean of their ranks (an integer once doubled);
 // `bad` one int per row (set to 1 where a value is not finite); `partials` [row][group][3] longs: the sums of a*b, a*a
 // and b*b of the row's ranks a and the reference's b (one row, shared).
-// NDRange: 2D, dimension 1 = rows; `rank_sums` dimension 0 = groups * LOCAL_SIZE, local (LOCAL_SIZE, 1) (a power of
-// two, a define); the others dimension 0 >= their item count, any local size.
+// NDRange: 2D, dimension 1 = rows; `sort_tiles` dimension 0 tile_count * LOCAL_SIZE and `rank_sums` groups *
+// LOCAL_SIZE, local (LOCAL_SIZE, 1) (LOCAL_SIZE and TILE powers of two, defines); the others >= their item count.
 //
-// gather_masked: a row's masked values into `values` and `sorted`, `sorted` padded with +inf.
-// bitonic_step:  one (k, j) step of a bitonic sort of each row of `sorted`, ascending (the steps with j >= the local
-//                block).
-// bitonic_local: every step (k, j) with k_first <= k <= k_last and j < the work-group size (from j_first at k_first,
-//                from k / 2 after) in local memory, one block of `get_local_size(0)` (a power of two <= BITONIC_LOCAL)
-//                consecutive elements per work-group: the first launch sorts each block (k 2 .. block), then one launch
-//                per larger k finishes its steps below the block size. The same compare-exchanges as bitonic_step.
-// average_ranks: the doubled centred rank of values[m] from the first and last places of its value in `sorted`.
+// sort_tiles:    a tile's masked values gathered (their keys into `keys`), sorted (bitonic network in local memory,
+//                the work-group's items sharing each step's compare-exchanges) into `tiles`.
+// merge_runs:    runs of `run` keys merged pairwise into runs of 2 * run (ties: the first run's keys first).
+// average_ranks: the doubled centred rank of keys[m] from the first and last places of its key in the sorted row.
 // rank_sums:     per work-group the sums of a[m] b[m], a[m]^2, b[m]^2 (64-bit: |a|, |b| < count, so no sum overflows
 //                below ~3e9 voxels).
 
-__kernel void gather_masked(__global const float* restrict volumes, const int voxels, const int first,
-                            __global const int* restrict masked, const int count, const int padded,
-                            __global float* restrict values, __global float* restrict sorted,
-                            __global int* restrict bad) {
-  const int m = get_global_id(0);
-  const int row = get_global_id(1);
-  if (m >= padded) return;
-  __global float* row_sorted = sorted + (long)row * padded;
-  if (m >= count) {
-    row_sorted[m] = INFINITY;
-    return;
-  }
-  const float x = volumes[(long)(first + row) * voxels + masked[m]];
-  if (!isfinite(x)) bad[row] = 1;
-  values[(long)row * count + m] = x;
-  row_sorted[m] = x;
+// A float's key whose unsigned order is the float order (negative values' bits inverted, positive values' sign bit
+// set; -0 taken as +0 so that the two zeros tie, as they compare equal). Non-finite rows are flagged, not ranked.
+uint float_sort_key(float x) {
+  const uint bits = as_uint(x == 0.0f ? 0.0f : x);
+  return (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
 }
 
-__kernel void bitonic_step(__global float* restrict sorted, const int padded, const int k, const int j) {
-  const int i = get_global_id(0);
-  const int partner = i ^ j;
-  if (i >= padded || partner <= i) return;
-  __global float* row = sorted + (long)get_global_id(1) * padded;
-  const float a = row[i], b = row[partner];
-  const bool ascending = (i & k) == 0;
-  if (ascending ? a > b : a < b) {
-    row[i] = b;
-    row[partner] = a;
-  }
-}
-
-__kernel void bitonic_local(__global float* restrict sorted, const int padded, const int k_first, const int k_last,
-                            const int j_first) {
-  __local float block[BITONIC_LOCAL];
+__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void sort_tiles(
+    __global const float* restrict volumes, const int voxels, const int first, __global const int* restrict masked,
+    const int count, __global uint* restrict keys, __global uint* restrict tiles, __global int* restrict bad) {
+  __local uint tile[TILE];
   const int lid = get_local_id(0);
-  const int i = get_global_id(0);
-  __global float* row = sorted + (long)get_global_id(1) * padded;
-  block[lid] = row[i];
-  for (int k = k_first; k <= k_last; k *= 2) {
-    for (int j = k == k_first ? j_first : k / 2; j > 0; j /= 2) {
+  const long row = get_global_id(1);
+  const int base = get_group_id(0) * TILE;
+  for (int e = lid; e < TILE; e += LOCAL_SIZE) {
+    uint key = 0xFFFFFFFFu;
+    if (base + e < count) {
+      const float x = volumes[(first + row) * voxels + masked[base + e]];
+      if (!isfinite(x)) bad[row] = 1;
+      key = float_sort_key(x);
+      keys[row * count + base + e] = key;
+    }
+    tile[e] = key;
+  }
+  for (int k = 2; k <= TILE; k <<= 1) {
+    for (int j = k >> 1; j > 0; j >>= 1) {
       barrier(CLK_LOCAL_MEM_FENCE);
-      const int partner = lid ^ j;
-      if (partner > lid) {
-        const float a = block[lid], b = block[partner];
-        const bool ascending = (i & k) == 0;
-        if (ascending ? a > b : a < b) {
-          block[lid] = b;
-          block[partner] = a;
+      for (int q = lid; q < TILE / 2; q += LOCAL_SIZE) {
+        const int i = ((q & ~(j - 1)) << 1) | (q & (j - 1));  // the lower element of compare-exchange q
+        const uint a = tile[i], b = tile[i + j];
+        if ((i & k) == 0 ? a > b : a < b) {
+          tile[i] = b;
+          tile[i + j] = a;
         }
       }
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  row[i] = block[lid];
+  __global uint* out = tiles + (row * get_num_groups(0) + get_group_id(0)) * TILE;
+  for (int e = lid; e < TILE; e += LOCAL_SIZE) out[e] = tile[e];
 }
 
-__kernel void average_ranks(__global const float* restrict values, __global const float* restrict sorted,
-                            const int count, const int padded, __global int* restrict ranks) {
+// The first place in sorted[from .. to) whose key is not below x (strict), or above x (!strict).
+int bound(__global const uint* restrict sorted, int from, int to, const uint x, const bool strict) {
+  while (from < to) {
+    const int mid = from + (to - from) / 2;
+    const uint y = sorted[mid];
+    if (strict ? y < x : y <= x) {
+      from = mid + 1;
+    } else {
+      to = mid;
+    }
+  }
+  return from;
+}
+
+__kernel void merge_runs(__global const uint* restrict in, __global uint* restrict out, const int total,
+                         const int run) {
+  const int i = get_global_id(0);
+  if (i >= total) return;
+  const long row = get_global_id(1);
+  __global const uint* keys = in + row * total;
+  const uint x = keys[i];
+  const int base = (i / (2 * run)) * 2 * run;  // the pair of runs i is in: [base, base + run), [base + run, ...)
+  int place;
+  if (i < base + run) {  // first run: after the second run's keys below x
+    const int to = min(base + 2 * run, total);
+    place = i + (min(base + run, to) < to ? bound(keys, base + run, to, x, true) - (base + run) : 0);
+  } else {  // second run: after the first run's keys at or below x
+    place = (i - run) + bound(keys, base, base + run, x, false) - base;
+  }
+  out[row * total + place] = x;
+}
+
+__kernel void average_ranks(__global const uint* restrict keys, __global const uint* restrict sorted, const int count,
+                            const int total, __global int* restrict ranks) {
   const int m = get_global_id(0);
   if (m >= count) return;
   const long row = get_global_id(1);
-  __global const float* row_sorted = sorted + row * padded;
-  const float x = values[row * count + m];
-  int lo = 0, hi = count;  // lower bound: the first place not < x
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-    if (row_sorted[mid] < x) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  const int first = lo;
-  hi = count;  // upper bound: the first place > x
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-    if (row_sorted[mid] <= x) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  // Places first .. lo - 1 (0-based) hold x: 1-based ranks first + 1 .. lo, their mean (first + 1 + lo) / 2; doubled
-  // and centred on (count + 1) / 2: first + lo - count.
-  ranks[row * count + m] = first + lo - count;
+  const uint x = keys[row * count + m];
+  __global const uint* row_sorted = sorted + row * total;
+  // Places first .. last - 1 (0-based) hold x: 1-based ranks first + 1 .. last, their mean (first + 1 + last) / 2;
+  // doubled and centred on (count + 1) / 2: first + last - count.
+  ranks[row * count + m] = bound(row_sorted, 0, count, x, true) + bound(row_sorted, 0, count, x, false) - count;
 }
 
 __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void rank_sums(__global const int* restrict a,

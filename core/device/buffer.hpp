@@ -11,6 +11,7 @@
 #include "core/device/cl_error.hpp"
 #include "core/device/cl_handle.hpp"
 #include "core/device/device.hpp"
+#include "core/device/kernel_trace.hpp"
 
 namespace rtf {
 
@@ -37,10 +38,10 @@ class DeviceBuffer {
     RTF_CL_CHECK(clEnqueueWriteBuffer(q, mem_.get(), CL_TRUE, offset * sizeof(T), src.size_bytes(), src.data(), 0,
                                       nullptr, nullptr));
   }
-  void read(cl_command_queue q, std::span<T> dst, size_t offset = 0) const {
-    check_range(offset, dst.size());
-    RTF_CL_CHECK(clEnqueueReadBuffer(q, mem_.get(), CL_TRUE, offset * sizeof(T), dst.size_bytes(), dst.data(), 0,
-                                     nullptr, nullptr));
+  void read(cl_command_queue q, std::span<T> dst, size_t offset = 0) const { enqueue_read(q, dst, offset, true); }
+  // Enqueues the read without waiting: `dst` must stay untouched until the queue has finished (clFinish).
+  void read_async(cl_command_queue q, std::span<T> dst, size_t offset = 0) const {
+    enqueue_read(q, dst, offset, false);
   }
   std::vector<T> read_all(cl_command_queue q) const {
     std::vector<T> out(count_);
@@ -49,11 +50,24 @@ class DeviceBuffer {
   }
   // Fills every element with `value` (used to poison outputs before a test run).
   void fill(cl_command_queue q, T value) {
-    RTF_CL_CHECK(clEnqueueFillBuffer(q, mem_.get(), &value, sizeof(T), 0, bytes(), 0, nullptr, nullptr));
+    fill_async(q, value);
     RTF_CL_CHECK(clFinish(q));
+  }
+  // The same, in order on `q` without waiting.
+  void fill_async(cl_command_queue q, T value) {
+    RTF_CL_CHECK(clEnqueueFillBuffer(q, mem_.get(), &value, sizeof(T), 0, bytes(), 0, nullptr, nullptr));
   }
 
  private:
+  void enqueue_read(cl_command_queue q, std::span<T> dst, size_t offset, bool blocking) const {
+    check_range(offset, dst.size());
+    cl_event event = nullptr;
+    RTF_CL_CHECK(clEnqueueReadBuffer(q, mem_.get(), blocking ? CL_TRUE : CL_FALSE, offset * sizeof(T), dst.size_bytes(),
+                                     dst.data(), 0, nullptr, kernel_trace_enabled() ? &event : nullptr));
+    if (event == nullptr) return;
+    kernel_trace_record(blocking ? "read (blocking)" : "read (no wait)", event);
+    clReleaseEvent(event);
+  }
   void check_range(size_t offset, size_t count) const {
     if (offset + count > count_) {
       throw std::out_of_range(fmt::format("copy of {} elements at {} exceeds buffer of {}", count, offset, count_));

@@ -11,6 +11,7 @@
 #include "core/device/buffer.hpp"
 #include "core/device/cl_error.hpp"
 #include "core/device/cl_handle.hpp"
+#include "core/device/kernel_trace.hpp"
 
 namespace rtf {
 
@@ -51,9 +52,11 @@ ClEvent launch(cl_command_queue q, const ClKernel& kernel, std::array<size_t, N>
                const std::vector<cl_event>& wait = {}, EventMode mode = EventMode::kReturn) {
   for (size_t i = 0; i < N; ++i) global[i] = round_up(global[i], local[i]);
   ClEvent event;
+  const bool traced = kernel_trace_enabled();
   RTF_CL_CHECK(clEnqueueNDRangeKernel(q, kernel.get(), static_cast<cl_uint>(N), nullptr, global.data(), local.data(),
                                       static_cast<cl_uint>(wait.size()), wait.empty() ? nullptr : wait.data(),
-                                      mode == EventMode::kReturn ? event.out() : nullptr));
+                                      mode == EventMode::kReturn || traced ? event.out() : nullptr));
+  if (traced) kernel_trace_record(kernel.get(), event.get());
   return event;
 }
 

@@ -1,4 +1,5 @@
-// DeviceDvars: one reduction launch, a read of 64 partial pairs, a device-side copy of the volume.
+// DeviceDvars: one reduction launch, a read of 64 partial pairs (started by enqueue_next, added by next_result), a
+// device-side copy of the volume.
 #include "core/motion/device_dvars.hpp"
 
 #include <fmt/format.h>
@@ -29,29 +30,51 @@ DeviceDvars::DeviceDvars(Device& device, std::span<const uint8_t> mask)
 }
 
 double DeviceDvars::next(const DeviceBuffer<float>& current) {
+  enqueue_next(current);
+  RTF_CL_CHECK(clFinish(device_.queue()));
+  return next_result();
+}
+
+void DeviceDvars::enqueue_next(const DeviceBuffer<float>& current) {
   if (current.size() < static_cast<size_t>(n_)) {
     throw std::invalid_argument(fmt::format("DeviceDvars: a volume of {} floats, the mask has {}", current.size(), n_));
   }
-  double result = std::numeric_limits<double>::quiet_NaN();
-  if (has_previous_ && mask_empty_) {
-    result = 0.0;
-  } else if (has_previous_) {
+  if (!has_previous_) {
+    pending_ = Pending::kFirst;
+  } else if (mask_empty_) {
+    pending_ = Pending::kEmpty;
+  } else {
     set_args(kernel_, current, previous_, mask_, partial_sum_, partial_count_, n_);
     launch<1>(device_.queue(), kernel_, {static_cast<size_t>(kGroups) * kLocalSize}, {size_t{kLocalSize}});
-    const auto sums = partial_sum_.read_all(device_.queue());
-    const auto counts = partial_count_.read_all(device_.queue());
-    double sum = 0.0;
-    int64_t count = 0;
-    for (int g = 0; g < kGroups; ++g) {
-      sum += sums[static_cast<size_t>(g)];
-      count += counts[static_cast<size_t>(g)];
-    }
-    if (count > 0) result = std::sqrt(sum / static_cast<double>(count));
+    sums_host_.resize(kGroups);
+    counts_host_.resize(kGroups);
+    partial_sum_.read_async(device_.queue(), sums_host_);
+    partial_count_.read_async(device_.queue(), counts_host_);
+    pending_ = Pending::kSums;
   }
   RTF_CL_CHECK(clEnqueueCopyBuffer(device_.queue(), current.get(), previous_.get(), 0, 0,
                                    static_cast<size_t>(n_) * sizeof(float), 0, nullptr, nullptr));
   has_previous_ = true;
-  return result;
+}
+
+double DeviceDvars::next_result() const {
+  switch (pending_) {
+    case Pending::kNone:
+      throw std::logic_error("DeviceDvars: next_result() before enqueue_next()");
+    case Pending::kFirst:
+      return std::numeric_limits<double>::quiet_NaN();
+    case Pending::kEmpty:
+      return 0.0;
+    case Pending::kSums:
+      break;
+  }
+  double sum = 0.0;
+  int64_t count = 0;
+  for (int g = 0; g < kGroups; ++g) {
+    sum += sums_host_[static_cast<size_t>(g)];
+    count += counts_host_[static_cast<size_t>(g)];
+  }
+  return count > 0 ? std::sqrt(sum / static_cast<double>(count)) : std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace rtf

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
@@ -20,6 +21,10 @@ class DeviceDvars {
   // DVARS between `current` (one volume) and the volume given to the previous call (NaN for the first call; 0 for an
   // empty mask; NaN when no masked voxel has a finite difference). Then keeps a copy of `current` as the previous.
   double next(const DeviceBuffer<float>& current);
+  // The same in two steps: enqueue_next() launches, starts the reads and the copy; next_result() once the queue has
+  // finished.
+  void enqueue_next(const DeviceBuffer<float>& current);
+  double next_result() const;
 
  private:
   static constexpr int kLocalSize = 256;
@@ -33,6 +38,9 @@ class DeviceDvars {
   DeviceBuffer<float> previous_;
   DeviceBuffer<float> partial_sum_;
   DeviceBuffer<int> partial_count_;
+  enum class Pending { kNone, kFirst, kEmpty, kSums } pending_ = Pending::kNone;
+  std::vector<float> sums_host_;
+  std::vector<int> counts_host_;
 };
 
 }  // namespace rtf

@@ -1,4 +1,4 @@
-// Carpet voxels chosen on the host once; each TR one gather launch and one small read.
+// Carpet voxels chosen on the host once; each TR one gather launch and one small read (started by enqueue_column).
 #include "core/qa/carpet_column.hpp"
 
 #include <fmt/format.h>
@@ -64,16 +64,21 @@ DeviceCarpetColumn::DeviceCarpetColumn(Device& device, int64_t voxels, std::vect
 }
 
 std::vector<float> DeviceCarpetColumn::column(const DeviceBuffer<float>& volume) {
+  enqueue_column(volume);
+  RTF_CL_CHECK(clFinish(device_.queue()));
+  return column_;
+}
+
+void DeviceCarpetColumn::enqueue_column(const DeviceBuffer<float>& volume) {
   if (volume.size() < static_cast<size_t>(voxels_)) {
     throw std::invalid_argument(
         fmt::format("DeviceCarpetColumn: a volume of {} floats for {} voxels", volume.size(), voxels_));
   }
-  std::vector<float> out(count_);
-  if (count_ == 0) return out;
+  column_.assign(count_, 0.0f);
+  if (count_ == 0) return;
   set_args(kernel_, volume, indices_, static_cast<int>(count_), values_);
   launch<1>(device_.queue(), kernel_, {count_}, {kLocalSize});
-  values_.read(device_.queue(), out);
-  return out;
+  values_.read_async(device_.queue(), column_);
 }
 
 }  // namespace rtf

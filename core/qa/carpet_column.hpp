@@ -29,6 +29,9 @@ class DeviceCarpetColumn {
   DeviceCarpetColumn(Device& device, int64_t voxels, std::vector<int> indices);
   // The chosen voxels' values of `volume` (at least `voxels` floats): one small blocking read.
   std::vector<float> column(const DeviceBuffer<float>& volume);
+  // The same in two steps: enqueue_column() launches and starts the read; column_result() once the queue has finished.
+  void enqueue_column(const DeviceBuffer<float>& volume);
+  const std::vector<float>& column_result() const { return column_; }
   int64_t rows() const { return static_cast<int64_t>(count_); }
 
  private:
@@ -38,6 +41,7 @@ class DeviceCarpetColumn {
   ClKernel kernel_;
   DeviceBuffer<int> indices_;
   DeviceBuffer<float> values_;
+  std::vector<float> column_;
 };
 
 }  // namespace rtf

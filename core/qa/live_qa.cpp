@@ -12,9 +12,9 @@
 #include "core/motion/device_dvars.hpp"
 #include "core/qa/carpet_column.hpp"
 #include "core/qa/image_quality.hpp"
-#include "core/qa/outlier_count.hpp"
 #include "core/qa/quality_index.hpp"
 #include "core/qa/slice_means.hpp"
+#include "core/qa/sorted_series.hpp"
 #include "core/qa/voxel_moments.hpp"
 
 namespace rtf {
@@ -81,7 +81,7 @@ LiveQa::LiveQa(Device& device, const ImageHeader& grid, std::vector<uint8_t> mas
   if (options_.sliding_window > 1) sliding_ = std::make_unique<DeviceVoxelMoments>(device, voxels_);
   slice_means_ = std::make_unique<DeviceSliceMeans>(device, grid.dims, mask_);
   dvars_ = std::make_unique<DeviceDvars>(device, mask_);
-  outliers_ = std::make_unique<DeviceOutlierCount>(device, mask_, static_cast<int>(ring_capacity_));
+  sorted_ = std::make_unique<DeviceSortedSeries>(device, mask_, static_cast<int>(ring_capacity_));
   quality_ = std::make_unique<DeviceQualityIndex>(device, mask_);
   const CarpetVoxels chosen = carpet_voxels(mask_, options_.carpet_rows, grey);
   carpet_split_ = chosen.split;
@@ -125,31 +125,51 @@ LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const R
       sliding_->replace(volume_, leaving_);
     }
   }
-  const SliceMeans means = slice_means_->measure(volume_);
-  row.global = means.global;
-  row.slices = slice_z_.next(means.slice);
-  row.dvars = dvars_->next(volume_);
+  // Every measure is enqueued first and the host waits once (each wait costs tens of microseconds on a GPU).
+  slice_means_->enqueue(volume_);
+  dvars_->enqueue_next(volume_);
 
   // Outliers and the quality index against the volumes the ring holds.
   const int64_t held = std::min<int64_t>(index - first_index_ + 1, ring_capacity_);
-  const int slots = static_cast<int>(std::min<int64_t>(index + 1, ring_capacity_));
-  if (held >= std::min(options_.min_outlier_volumes, ring_capacity_)) {
-    row.outliers = outliers_->count_one_volume(ring.data(), slots, static_cast<int>(ring.slot_of(index)));
-    row.outlier_fraction = static_cast<double>(row.outliers) / static_cast<double>(mask_voxels_);
+  const bool against_ring = held >= std::min(options_.min_outlier_volumes, ring_capacity_);
+  // The sorted series take every volume since the last one they took (all that the ring holds after a gap), the
+  // newest counting its outliers.
+  if (synced_ < 0 || index <= synced_ || index - synced_ > ring_capacity_) {
+    sorted_->clear();
+    synced_ = index - ring_capacity_;
+  }
+  for (int64_t i = synced_ + 1; i <= index; ++i) {
+    if (ring.contains(i))
+      sorted_->enqueue_replace(ring.data(), static_cast<int>(ring.slot_of(i)), i == index && against_ring);
+  }
+  synced_ = index;
+  if (against_ring) {
     const bool refresh =
         last_reference_ < 0 || held == 2 * reference_volumes_ ||
         (reference_volumes_ >= options_.reference_every / 2 && index - last_reference_ >= options_.reference_every);
-    if (refresh) {
-      outliers_->medians(ring.data(), slots, median_);
+    if (refresh) {  // waits for the device (every reference_every volumes)
+      sorted_->enqueue_medians(median_);
       quality_->set_reference(median_);
       reference_volumes_ = held;
       last_reference_ = index;
     }
-    row.quality = quality_->quality_of_slot(ring.data(), static_cast<int>(ring.slot_of(index)));
+    quality_->enqueue_quality_of_slot(ring.data(), static_cast<int>(ring.slot_of(index)));
+  }
+  carpet_->enqueue_column(volume_);
+  RTF_CL_CHECK(clFinish(device_.queue()));
+
+  const SliceMeans means = slice_means_->result();
+  row.global = means.global;
+  row.slices = slice_z_.next(means.slice);
+  row.dvars = dvars_->next_result();
+  if (against_ring) {
+    row.outliers = sorted_->outliers_result();
+    row.outlier_fraction = static_cast<double>(row.outliers) / static_cast<double>(mask_voxels_);
+    row.quality = quality_->quality_result();
   }
 
   // The carpet column, z-scored with each voxel's running moments (Welford in double on the host).
-  const std::vector<float> raw = carpet_->column(volume_);
+  const std::vector<float>& raw = carpet_->column_result();
   const auto n = static_cast<double>(cumulative_->count());
   s.carpet.resize(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {

@@ -31,7 +31,7 @@ namespace rtf {
 class DeviceVoxelMoments;
 class DeviceSliceMeans;
 class DeviceDvars;
-class DeviceOutlierCount;
+class DeviceSortedSeries;
 class DeviceQualityIndex;
 class DeviceCarpetColumn;
 
@@ -117,7 +117,7 @@ class LiveQa {
   std::unique_ptr<DeviceVoxelMoments> cumulative_, sliding_;
   std::unique_ptr<DeviceSliceMeans> slice_means_;
   std::unique_ptr<DeviceDvars> dvars_;
-  std::unique_ptr<DeviceOutlierCount> outliers_;
+  std::unique_ptr<DeviceSortedSeries> sorted_;  // the ring's series per voxel, sorted: outliers, median volume
   std::unique_ptr<DeviceQualityIndex> quality_;
   std::unique_ptr<DeviceCarpetColumn> carpet_;
   int64_t carpet_split_ = 0;
@@ -130,6 +130,7 @@ class LiveQa {
   std::vector<std::vector<float>> carpet_columns_;  // raw values, one column a volume
   std::vector<double> carpet_mean_, carpet_m2_;     // each carpet voxel's running moments (host, double)
   int64_t first_index_ = -1, reference_volumes_ = 0, last_reference_ = -1;
+  int64_t synced_ = -1;  // the newest volume the sorted series hold (-1: none)
   double tsnr_median_ = LiveQaSample::kNaN, sliding_tsnr_median_ = LiveQaSample::kNaN;
   std::array<bool, 5> over_{};  // per alarm metric: above its threshold now
 };

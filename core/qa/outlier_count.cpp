@@ -17,7 +17,12 @@ namespace rtf {
 
 namespace {
 constexpr size_t kLocalSize = 64;
-constexpr size_t kLocalRows = 32;  // voxels per work-group of count_outliers_local
+constexpr size_t kLocalRows = 32;   // voxels per work-group of count_outliers_local
+constexpr size_t kSortItems = 256;  // its work-items
+// Work-groups of count_outliers_local for `count` voxels.
+size_t sort_groups(int count) {
+  return (static_cast<size_t>(count) + kLocalRows - 1) / kLocalRows;
+}
 }  // namespace
 
 double DeviceOutlierCount::threshold_scale(int n) {
@@ -47,11 +52,14 @@ DeviceOutlierCount::DeviceOutlierCount(Device& device, std::span<const uint8_t> 
   if (!masked_host_.empty()) masked_.write(device.queue(), masked_host_);
   scratch_ = DeviceBuffer<float>(device, static_cast<size_t>(chunk_ * max_slots));
   outliers_ = DeviceBuffer<int>(device, static_cast<size_t>(max_slots));
-  const uint64_t local_bytes = uint64_t{4} * kLocalRows * static_cast<uint64_t>(max_slots);
+  uint64_t sorted_slots = 1;  // the rows' length in local memory: a power of two
+  while (sorted_slots < static_cast<uint64_t>(max_slots)) sorted_slots *= 2;
+  const uint64_t local_bytes = uint64_t{4} * kLocalRows * (sorted_slots + 2);
   if (local_rows && local_bytes + 1024 <= device.info().local_mem_bytes &&
-      kLocalRows <= device.info().max_work_group_size) {
-    const std::vector<std::string> defines{fmt::format("MAX_SLOTS={}", max_slots),
-                                           fmt::format("LOCAL_ROWS={}", kLocalRows)};
+      kSortItems <= device.info().max_work_group_size) {
+    const std::vector<std::string> defines{fmt::format("SORTED_SLOTS={}", sorted_slots),
+                                           fmt::format("LOCAL_ROWS={}", kLocalRows),
+                                           fmt::format("LOCAL_SIZE={}", kSortItems)};
     local_kernel_ = device.kernel("outlier_count.cl", "count_outliers_local", defines);
     local_medians_ = device.kernel("outlier_count.cl", "series_medians_local", defines);
   }
@@ -76,13 +84,13 @@ void DeviceOutlierCount::for_each_chunk(Launch&& launch_chunk) const {
 
 void DeviceOutlierCount::run(const DeviceBuffer<float>& volumes, int slots, int flag_slot) {
   check(volumes, slots);
-  outliers_.fill(device_.queue(), 0);
+  outliers_.fill_async(device_.queue(), 0);
   const auto scale = static_cast<float>(threshold_scale(slots));
   for_each_chunk([&](int first, int count) {
     if (uses_local_rows()) {
       set_args(local_kernel_, volumes, slots, static_cast<int>(voxels_), masked_, first, count, outliers_, scale,
                flag_slot);
-      launch<1>(device_.queue(), local_kernel_, {static_cast<size_t>(count)}, {size_t{kLocalRows}});
+      launch<1>(device_.queue(), local_kernel_, {sort_groups(count) * kSortItems}, {kSortItems});
       return;
     }
     set_args(kernel_, volumes, slots, static_cast<int>(voxels_), masked_, first, count, scratch_, outliers_, scale,
@@ -102,14 +110,25 @@ std::vector<int64_t> DeviceOutlierCount::count_every_volume(const DeviceBuffer<f
 }
 
 int64_t DeviceOutlierCount::count_one_volume(const DeviceBuffer<float>& volumes, int slots, int newest) {
+  enqueue_one_volume(volumes, slots, newest);
+  RTF_CL_CHECK(clFinish(device_.queue()));
+  return one_volume_result();
+}
+
+void DeviceOutlierCount::enqueue_one_volume(const DeviceBuffer<float>& volumes, int slots, int newest) {
   if (newest < 0 || newest >= slots) {
     throw std::invalid_argument(fmt::format("DeviceOutlierCount: slot {} of {}", newest, slots));
   }
-  if (mask_voxels() == 0) return 0;
+  pending_ = true;
+  pending_count_ = 0;
+  if (mask_voxels() == 0) return;
   run(volumes, slots, newest);
-  std::vector<int> got(static_cast<size_t>(slots));
-  outliers_.read(device_.queue(), got);
-  return got[static_cast<size_t>(newest)];
+  outliers_.read_async(device_.queue(), std::span<int>(&pending_count_, 1), static_cast<size_t>(newest));
+}
+
+int64_t DeviceOutlierCount::one_volume_result() const {
+  if (!pending_) throw std::logic_error("DeviceOutlierCount: one_volume_result() before enqueue_one_volume()");
+  return pending_count_;
 }
 
 void DeviceOutlierCount::medians(const DeviceBuffer<float>& volumes, int slots, DeviceBuffer<float>& medians) {
@@ -121,7 +140,7 @@ void DeviceOutlierCount::medians(const DeviceBuffer<float>& volumes, int slots, 
   for_each_chunk([&](int first, int count) {
     if (uses_local_rows()) {
       set_args(local_medians_, volumes, slots, static_cast<int>(voxels_), masked_, first, count, medians);
-      launch<1>(device_.queue(), local_medians_, {static_cast<size_t>(count)}, {size_t{kLocalRows}});
+      launch<1>(device_.queue(), local_medians_, {sort_groups(count) * kSortItems}, {kSortItems});
       return;
     }
     set_args(medians_kernel_, volumes, slots, static_cast<int>(voxels_), masked_, first, count, scratch_, medians);

@@ -16,8 +16,9 @@ class DeviceOutlierCount {
  public:
   // `mask`: one byte per voxel (non-zero: examined); `max_slots`: the longest series asked for; `scratch_bytes`: the
   // device memory for the voxels' series of one launch (more voxels than fit are examined in several launches).
-  // `local_rows`: keep each voxel's series in local memory where max_slots of them fit (kernels/outlier_count.cl's
-  // count_outliers_local: coalesced loads, the live ring's case); false: always the scratch rows (tests of both).
+  // `local_rows`: sort each voxel's series in local memory where 32 rows of max_slots (rounded up to a power of two)
+  // fit (kernels/outlier_count.cl's count_outliers_local: coalesced loads, a bitonic sort shared by a work-group's
+  // items; the live ring's case); false: always the scratch rows and quickselect (tests of both).
   DeviceOutlierCount(Device& device, std::span<const uint8_t> mask, int max_slots,
                      int64_t scratch_bytes = int64_t{256} << 20, bool local_rows = true);
   bool uses_local_rows() const { return local_kernel_.get() != nullptr; }
@@ -30,6 +31,10 @@ class DeviceOutlierCount {
   std::vector<int64_t> count_every_volume(const DeviceBuffer<float>& volumes, int slots);
   // Only slot `newest` (the live volume) against the series of the `slots` filled slots.
   int64_t count_one_volume(const DeviceBuffer<float>& volumes, int slots, int newest);
+  // The same in two steps: enqueue_one_volume() launches and starts the read; one_volume_result() once the queue has
+  // finished.
+  void enqueue_one_volume(const DeviceBuffer<float>& volumes, int slots, int newest);
+  int64_t one_volume_result() const;
 
   // Each masked voxel's median over the `slots` volumes into `medians` (one volume; other voxels untouched; NaN where
   // the series holds a non-finite value): the median volume of AFNI 3dTqual.
@@ -54,6 +59,8 @@ class DeviceOutlierCount {
   DeviceBuffer<int> masked_;
   DeviceBuffer<float> scratch_;
   DeviceBuffer<int> outliers_;
+  int pending_count_ = -1;  // the count read by enqueue_one_volume (-1: none pending; the mask is empty: 0)
+  bool pending_ = false;
 };
 
 }  // namespace rtf

@@ -1,5 +1,5 @@
-// DeviceQualityIndex: per batch of rows one gather, the bitonic sort's steps, one rank launch and one sums launch, and
-// the partial triples added on the host.
+// DeviceQualityIndex: per batch of rows one launch sorting tiles, one per pairwise merge of runs, one rank launch and
+// one sums launch, and the partial triples added on the host.
 #include "core/qa/quality_index.hpp"
 
 #include <fmt/format.h>
@@ -8,13 +8,13 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "core/device/launch.hpp"
 
 namespace rtf {
 
 namespace {
-constexpr size_t kAnyLocal = 64;
 constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
@@ -23,14 +23,13 @@ DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> 
   if (mask.empty() || voxels_ > std::numeric_limits<int>::max() / 2) {
     throw std::invalid_argument(fmt::format("DeviceQualityIndex: a mask of {} voxels", mask.size()));
   }
-  // The local bitonic block: the device's largest work-group, at most 1024 (4 KB of local memory).
-  block_ = static_cast<int>(std::clamp<size_t>(device.info().max_work_group_size, 1, 1024));
-  while ((block_ & (block_ - 1)) != 0) block_ &= block_ - 1;  // a power of two
-  const std::vector<std::string> defines{fmt::format("LOCAL_SIZE={}", kLocalSize),
-                                         fmt::format("BITONIC_LOCAL={}", block_)};
-  gather_ = device.kernel("rank_correlation.cl", "gather_masked", defines);
-  bitonic_ = device.kernel("rank_correlation.cl", "bitonic_step", defines);
-  bitonic_local_ = device.kernel("rank_correlation.cl", "bitonic_local", defines);
+  if (static_cast<size_t>(kLocalSize) > device.info().max_work_group_size) {
+    throw std::runtime_error(fmt::format("DeviceQualityIndex: the device's work-groups hold {} items, {} needed",
+                                         device.info().max_work_group_size, kLocalSize));
+  }
+  const std::vector<std::string> defines{fmt::format("LOCAL_SIZE={}", kLocalSize), fmt::format("TILE={}", kTile)};
+  sort_tiles_ = device.kernel("rank_correlation.cl", "sort_tiles", defines);
+  merge_ = device.kernel("rank_correlation.cl", "merge_runs", defines);
   ranks_kernel_ = device.kernel("rank_correlation.cl", "average_ranks", defines);
   sums_ = device.kernel("rank_correlation.cl", "rank_sums", defines);
   std::vector<int> masked;
@@ -38,9 +37,11 @@ DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> 
     if (mask[v] != 0) masked.push_back(static_cast<int>(v));
   }
   count_ = static_cast<int>(masked.size());
-  while (padded_ < count_) padded_ *= 2;
   const auto n = static_cast<size_t>(std::max(count_, 1));
-  const int64_t row_bytes = int64_t{4} * (2 * static_cast<int64_t>(n) + padded_) + 8 * 3 * kGroups;
+  tile_count_ = static_cast<int>((n + kTile - 1) / kTile);
+  const auto tiled = static_cast<size_t>(tile_count_) * kTile;
+  // Per row: keys and ranks (4 bytes a voxel), the sorted runs and their ping-pong twin, the partials.
+  const auto row_bytes = static_cast<int64_t>(8 * n + 8 * tiled + 8 * 3 * kGroups);
   max_rows_ = static_cast<int>(std::clamp<int64_t>(batch_bytes / row_bytes, 1, 4096));
   const auto rows = static_cast<size_t>(max_rows_);
   masked_ = DeviceBuffer<int>(device, n);
@@ -48,8 +49,9 @@ DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> 
   bad_ = DeviceBuffer<int>(device, rows);
   reference_ranks_ = DeviceBuffer<int>(device, n);
   ranks_ = DeviceBuffer<int>(device, n * rows);
-  values_ = DeviceBuffer<float>(device, n * rows);
-  sorted_ = DeviceBuffer<float>(device, static_cast<size_t>(padded_) * rows);
+  keys_ = DeviceBuffer<uint32_t>(device, n * rows);
+  tiles_ = DeviceBuffer<uint32_t>(device, tiled * rows);
+  merged_ = DeviceBuffer<uint32_t>(device, tiled * rows);
   partials_ = DeviceBuffer<int64_t>(device, 3 * kGroups * rows);
 }
 
@@ -60,59 +62,60 @@ void DeviceQualityIndex::check(const DeviceBuffer<float>& volumes, int count) co
   }
 }
 
-std::vector<bool> DeviceQualityIndex::rank(const DeviceBuffer<float>& volumes, int first, int rows,
-                                           DeviceBuffer<int>& ranks) {
+void DeviceQualityIndex::enqueue_rank(const DeviceBuffer<float>& volumes, int first, int rows,
+                                      DeviceBuffer<int>& ranks) {
   const cl_command_queue q = device_.queue();
   const auto r = static_cast<size_t>(rows);
-  bad_.fill(q, 0);
-  set_args(gather_, volumes, static_cast<int>(voxels_), first, masked_, count_, padded_, values_, sorted_, bad_);
-  launch<2>(q, gather_, {static_cast<size_t>(padded_), r}, {kAnyLocal, 1});
-  // Bitonic sort: the steps within a block of `block` elements in local memory (one launch to sort every block, then
-  // one per larger k for its steps below the block), the steps across blocks one launch each.
-  const int block = std::min(block_, padded_);
-  const auto local_launch = [&](int k_first, int k_last, int j_first) {
-    set_args(bitonic_local_, sorted_, padded_, k_first, k_last, j_first);
-    launch<2>(q, bitonic_local_, {static_cast<size_t>(padded_), r}, {static_cast<size_t>(block), 1});
-  };
-  if (block >= 2) local_launch(2, block, 1);
-  for (int k = 2 * block; k <= padded_; k *= 2) {
-    for (int j = k / 2; j >= block; j /= 2) {
-      set_args(bitonic_, sorted_, padded_, k, j);
-      launch<2>(q, bitonic_, {static_cast<size_t>(padded_), r}, {kAnyLocal, 1});
-    }
-    if (block >= 2) local_launch(k, k, block / 2);
+  const auto n = static_cast<size_t>(count_);
+  bad_.fill_async(q, 0);
+  set_args(sort_tiles_, volumes, static_cast<int>(voxels_), first, masked_, count_, keys_, tiles_, bad_);
+  launch<2>(q, sort_tiles_, {static_cast<size_t>(tile_count_) * kLocalSize, r}, {size_t{kLocalSize}, 1}, {},
+            EventMode::kNone);
+  const int total = tile_count_ * kTile;
+  DeviceBuffer<uint32_t>* from = &tiles_;
+  DeviceBuffer<uint32_t>* to = &merged_;
+  for (int run = kTile; run < total; run *= 2) {
+    set_args(merge_, *from, *to, total, run);
+    launch<2>(q, merge_, {static_cast<size_t>(total), r}, {size_t{kLocalSize}, 1}, {}, EventMode::kNone);
+    std::swap(from, to);
   }
-  set_args(ranks_kernel_, values_, sorted_, count_, padded_, ranks);
-  launch<2>(q, ranks_kernel_, {static_cast<size_t>(count_), r}, {kAnyLocal, 1});
-  std::vector<int> bad(r);
-  bad_.read(q, bad);
-  std::vector<bool> finite(r);
-  for (size_t i = 0; i < r; ++i) finite[i] = bad[i] == 0;
-  return finite;
+  set_args(ranks_kernel_, keys_, *from, count_, total, ranks);
+  launch<2>(q, ranks_kernel_, {n, r}, {size_t{kLocalSize}, 1}, {}, EventMode::kNone);
+  bad_host_.assign(r, 0);
+  bad_.read_async(q, bad_host_);
 }
 
 void DeviceQualityIndex::set_reference(const DeviceBuffer<float>& reference) {
   check(reference, 1);
   reference_set_ = true;
-  reference_finite_ = count_ > 0 && rank(reference, 0, 1, reference_ranks_)[0];
+  reference_finite_ = false;
+  if (count_ == 0) return;
+  enqueue_rank(reference, 0, 1, reference_ranks_);
+  RTF_CL_CHECK(clFinish(device_.queue()));
+  reference_finite_ = bad_host_[0] == 0;
 }
 
-std::vector<double> DeviceQualityIndex::correlate(int rows, const std::vector<bool>& finite) {
+void DeviceQualityIndex::enqueue_sums(int rows) {
   const auto r = static_cast<size_t>(rows);
   set_args(sums_, ranks_, reference_ranks_, count_, partials_);
-  launch<2>(device_.queue(), sums_, {static_cast<size_t>(kGroups) * kLocalSize, r}, {size_t{kLocalSize}, 1});
-  std::vector<int64_t> partials(3 * kGroups * r);
-  partials_.read(device_.queue(), partials);
+  launch<2>(device_.queue(), sums_, {static_cast<size_t>(kGroups) * kLocalSize, r}, {size_t{kLocalSize}, 1}, {},
+            EventMode::kNone);
+  partials_host_.assign(3 * kGroups * r, 0);
+  partials_.read_async(device_.queue(), partials_host_);
+}
+
+std::vector<double> DeviceQualityIndex::correlations(int rows) const {
+  const auto r = static_cast<size_t>(rows);
   std::vector<double> out(r, kUndefined);
   for (size_t row = 0; row < r; ++row) {
     int64_t ab = 0, aa = 0, bb = 0;
     for (size_t g = 0; g < kGroups; ++g) {
       const size_t at = 3 * (row * kGroups + g);
-      ab += partials[at];
-      aa += partials[at + 1];
-      bb += partials[at + 2];
+      ab += partials_host_[at];
+      aa += partials_host_[at + 1];
+      bb += partials_host_[at + 2];
     }
-    if (!finite[row] || bb == 0) continue;  // a constant reference ranks nothing
+    if (bad_host_[row] != 0 || bb == 0) continue;  // a constant reference ranks nothing
     // A constant volume: correlation 0, as AFNI's 3dTqual gives it.
     out[row] =
         aa == 0 ? 1.0 : 1.0 - static_cast<double>(ab) / std::sqrt(static_cast<double>(aa) * static_cast<double>(bb));
@@ -125,12 +128,25 @@ double DeviceQualityIndex::quality(const DeviceBuffer<float>& volume) {
 }
 
 double DeviceQualityIndex::quality_of_slot(const DeviceBuffer<float>& volumes, int slot) {
+  enqueue_quality_of_slot(volumes, slot);
+  RTF_CL_CHECK(clFinish(device_.queue()));
+  return quality_result();
+}
+
+void DeviceQualityIndex::enqueue_quality_of_slot(const DeviceBuffer<float>& volumes, int slot) {
   if (!reference_set_) throw std::logic_error("DeviceQualityIndex: no reference volume set");
   if (slot < 0) throw std::invalid_argument(fmt::format("DeviceQualityIndex: slot {}", slot));
   check(volumes, slot + 1);
-  if (count_ < 2 || !reference_finite_) return kUndefined;
-  const std::vector<bool> finite = rank(volumes, slot, 1, ranks_);
-  return correlate(1, finite)[0];
+  pending_ = true;
+  pending_undefined_ = count_ < 2 || !reference_finite_;
+  if (pending_undefined_) return;
+  enqueue_rank(volumes, slot, 1, ranks_);
+  enqueue_sums(1);
+}
+
+double DeviceQualityIndex::quality_result() const {
+  if (!pending_) throw std::logic_error("DeviceQualityIndex: quality_result() before enqueue_quality_of_slot()");
+  return pending_undefined_ ? kUndefined : correlations(1)[0];
 }
 
 std::vector<double> DeviceQualityIndex::quality_every_volume(const DeviceBuffer<float>& run, int volumes) {
@@ -144,8 +160,10 @@ std::vector<double> DeviceQualityIndex::quality_every_volume(const DeviceBuffer<
       out.insert(out.end(), static_cast<size_t>(rows), kUndefined);
       continue;
     }
-    const std::vector<bool> finite = rank(run, first, rows, ranks_);
-    const std::vector<double> batch = correlate(rows, finite);
+    enqueue_rank(run, first, rows, ranks_);
+    enqueue_sums(rows);
+    RTF_CL_CHECK(clFinish(device_.queue()));
+    const std::vector<double> batch = correlations(rows);
     out.insert(out.end(), batch.begin(), batch.end());
   }
   return out;

@@ -1,8 +1,9 @@
 // DeviceQualityIndex: AFNI 3dTqual's quality index of a volume, 1 - Spearman's rank correlation with a reference volume
 // (the run's voxel-wise median volume, DeviceOutlierCount::medians) over a mask, on the device and exact: average ranks
-// of tied values as integers (a bitonic sort, then each value's first and last place), integer sums
-// (kernels/rank_correlation.cl). One volume (live), or every volume of a run in batches of rows (offline: the sort's
-// launches shared by the batch). docs/algorithms/qa.md.
+// of tied values as integers (tiles of the values sorted in local memory, runs merged pairwise, then each value's first
+// and last place), integer sums (kernels/rank_correlation.cl: 5 + log2(tiles of 1,024) launches per batch). One volume
+// (live), or every volume of a run in batches of rows (offline: the sort's launches shared by the batch).
+// docs/algorithms/qa.md.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@ class DeviceQualityIndex {
   // `mask`: one byte per voxel (non-zero: inside); `batch_bytes`: device memory for the rows of one batch.
   DeviceQualityIndex(Device& device, std::span<const uint8_t> mask, int64_t batch_bytes = int64_t{512} << 20);
 
-  // The volume the others are compared with (at least the mask's voxels); its ranks are kept.
+  // The volume the others are compared with (at least the mask's voxels); its ranks are kept. Waits for the device.
   void set_reference(const DeviceBuffer<float>& reference);
   // 1 - Spearman's rho of `volume` and the reference over the mask: 0 for a volume ranked as the reference, up to 2;
   // 1 for a constant volume (correlation 0, as AFNI's 3dTqual). NaN when the volume or the reference has a non-finite
@@ -27,6 +28,10 @@ class DeviceQualityIndex {
   double quality(const DeviceBuffer<float>& volume);
   // The same for slot `slot` of `volumes` (volume s at s * the grid's voxels): the live ring's newest volume.
   double quality_of_slot(const DeviceBuffer<float>& volumes, int slot);
+  // The same in two steps, so that the live stage waits once for all its measures: enqueue_quality_of_slot() launches
+  // and starts the reads; quality_result() once the queue has finished.
+  void enqueue_quality_of_slot(const DeviceBuffer<float>& volumes, int slot);
+  double quality_result() const;
   // The same for each of the `volumes` volumes of `run` (volume t at t * the mask's voxels).
   std::vector<double> quality_every_volume(const DeviceBuffer<float>& run, int volumes);
 
@@ -35,24 +40,29 @@ class DeviceQualityIndex {
  private:
   static constexpr int kLocalSize = 256;
   static constexpr int kGroups = 64;
-  // Ranks of the masked values of volumes first .. first + rows - 1 of `volumes` into the first rows of `ranks`;
-  // per row, whether every value was finite.
-  std::vector<bool> rank(const DeviceBuffer<float>& volumes, int first, int rows, DeviceBuffer<int>& ranks);
-  // The quality index of each of the first `rows` rows of `ranks_` against the reference.
-  std::vector<double> correlate(int rows, const std::vector<bool>& finite);
+  static constexpr int kTile = 1024;  // values sorted per work-group
+  // Enqueues the ranks of the masked values of volumes first .. first + rows - 1 of `volumes` into the first rows of
+  // `ranks`, and the read of each row's non-finite flag into bad_host_.
+  void enqueue_rank(const DeviceBuffer<float>& volumes, int first, int rows, DeviceBuffer<int>& ranks);
+  // Enqueues the rank sums of the first `rows` rows of `ranks_` with the reference and their read into partials_host_.
+  void enqueue_sums(int rows);
+  // The quality index of each of the first `rows` rows from bad_host_ and partials_host_ (the queue has finished).
+  std::vector<double> correlations(int rows) const;
   void check(const DeviceBuffer<float>& volumes, int count) const;
 
   Device& device_;
   int64_t voxels_;
   int count_ = 0;
-  int padded_ = 1;
   int max_rows_ = 1;
   bool reference_set_ = false, reference_finite_ = false;
-  ClKernel gather_, bitonic_, bitonic_local_, ranks_kernel_, sums_;
-  int block_ = 1;  // the local bitonic block (elements per work-group), a power of two
+  bool pending_ = false, pending_undefined_ = false;
+  ClKernel sort_tiles_, merge_, ranks_kernel_, sums_;
+  int tile_count_ = 1;
   DeviceBuffer<int> masked_, bad_, reference_ranks_, ranks_;
-  DeviceBuffer<float> values_, sorted_;
+  DeviceBuffer<uint32_t> keys_, tiles_, merged_;
   DeviceBuffer<int64_t> partials_;
+  std::vector<int> bad_host_;
+  std::vector<int64_t> partials_host_;
 };
 
 }  // namespace rtf

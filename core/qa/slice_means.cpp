@@ -1,4 +1,5 @@
-// DeviceSliceMeans: one launch of nz work-groups, a read of their items' partial sums and counts, added in double.
+// DeviceSliceMeans: one launch of nz work-groups, a read of their items' partial sums and counts (started by enqueue),
+// added in double by result().
 #include "core/qa/slice_means.hpp"
 
 #include <fmt/format.h>
@@ -6,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/device/cl_error.hpp"
 #include "core/device/launch.hpp"
 
 namespace rtf {
@@ -29,6 +31,12 @@ DeviceSliceMeans::DeviceSliceMeans(Device& device, std::array<int64_t, 3> dims, 
 }
 
 SliceMeans DeviceSliceMeans::measure(const DeviceBuffer<float>& volume) {
+  enqueue(volume);
+  RTF_CL_CHECK(clFinish(device_.queue()));
+  return result();
+}
+
+void DeviceSliceMeans::enqueue(const DeviceBuffer<float>& volume) {
   const int64_t slice_voxels = dims_[0] * dims_[1];
   if (volume.size() < static_cast<size_t>(slice_voxels * dims_[2])) {
     throw std::invalid_argument(fmt::format("DeviceSliceMeans: a volume of {} floats for a grid of {}", volume.size(),
@@ -36,8 +44,16 @@ SliceMeans DeviceSliceMeans::measure(const DeviceBuffer<float>& volume) {
   }
   set_args(kernel_, volume, mask_, sums_, counts_, static_cast<int>(slice_voxels));
   launch<1>(device_.queue(), kernel_, {static_cast<size_t>(dims_[2]) * kLocalSize}, {size_t{kLocalSize}});
-  const std::vector<float> sums = sums_.read_all(device_.queue());
-  const std::vector<int> counts = counts_.read_all(device_.queue());
+  sums_host_.resize(sums_.size());
+  counts_host_.resize(counts_.size());
+  sums_.read_async(device_.queue(), sums_host_);
+  counts_.read_async(device_.queue(), counts_host_);
+}
+
+SliceMeans DeviceSliceMeans::result() const {
+  const std::vector<float>& sums = sums_host_;
+  const std::vector<int>& counts = counts_host_;
+  if (sums.empty()) throw std::logic_error("DeviceSliceMeans: result() before enqueue()");
   SliceMeans out;
   out.slice.resize(static_cast<size_t>(dims_[2]));
   double total = 0.0;

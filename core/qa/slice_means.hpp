@@ -26,6 +26,10 @@ class DeviceSliceMeans {
 
   // The slice means and global signal of `volume` (at least the grid's voxels).
   SliceMeans measure(const DeviceBuffer<float>& volume);
+  // The same in two steps, so that a caller can enqueue several measures and wait once: enqueue() launches and starts
+  // the reads; result() once the queue has finished.
+  void enqueue(const DeviceBuffer<float>& volume);
+  SliceMeans result() const;
 
  private:
   static constexpr int kLocalSize = 256;
@@ -35,6 +39,8 @@ class DeviceSliceMeans {
   DeviceBuffer<uint8_t> mask_;
   DeviceBuffer<float> sums_;
   DeviceBuffer<int> counts_;
+  std::vector<float> sums_host_;
+  std::vector<int> counts_host_;
 };
 
 }  // namespace rtf

@@ -4,6 +4,7 @@
 // and fresh random masks, within 1e-12 (both are exact up to the final division); scipy.stats.spearmanr's value on a
 // small list with ties within 1e-12; every volume of a run at once (in batches of 2 or 3 rows and in one) the same; the
 // device's median volume equals the voxel-wise median within a float rounding;
+// values of both signs with both zeros (tied) over several sorted tiles, within 1e-12 of the reference;
 // a volume ranked as the reference gives 0, one ranked in reverse 2, a constant one 1 (AFNI's); non-finite inputs,
 // a constant reference and too small a mask NaN.
 #include <gtest/gtest.h>
@@ -82,8 +83,8 @@ TEST(QualityIndex, MatchesTheReferenceAgainstTheMedianVolume) {
     DeviceQualityIndex q(device, mask);
     q.set_reference(median);
     // Every volume at once, in batches of 2 or 3 rows (a small memory budget) and of all 9.
-    const int64_t two_rows =
-        2 * (4 * (2 * int64_t{std::max<int64_t>(q.mask_voxels(), 1)} + 2 * q.mask_voxels()) + 8 * 3 * 64);
+    const int64_t masked = std::max<int64_t>(q.mask_voxels(), 1);
+    const int64_t two_rows = 2 * (8 * masked + 8 * 1024 * ((masked + 1023) / 1024) + 8 * 3 * 64);
     DeviceQualityIndex batched(device, mask, two_rows);
     batched.set_reference(median);
     const std::vector<double> every = batched.quality_every_volume(series, n);
@@ -96,6 +97,35 @@ TEST(QualityIndex, MatchesTheReferenceAgainstTheMedianVolume) {
       EXPECT_EQ(q.quality_of_slot(series, static_cast<int>(t)), every_at_once[t]) << "one slot, volume " << t;
       EXPECT_NEAR(every[t], want, 1e-12) << voxels << " voxels, volume " << t;
     }
+  }
+}
+
+TEST(QualityIndex, MixedSignsZerosAndTiesOverManyTiles) {
+  // Values of both signs, both zeros (which tie) and many ties, over a mask spanning several sorted tiles and a last
+  // partial one; the reference is random too.
+  Device& device = test::test_device();
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> z(0.0f, 50.0f);
+  std::uniform_int_distribution<int> kind(0, 5);
+  const auto draw = [&] {
+    const int k = kind(rng);
+    return k == 0 ? 0.0f : k == 1 ? -0.0f : k == 2 ? std::round(z(rng) / 8.0f) : z(rng);
+  };
+  for (const size_t voxels : {size_t{3}, size_t{1025}, size_t{2049}, size_t{9001}}) {
+    std::vector<float> volume(voxels), reference(voxels);
+    for (size_t v = 0; v < voxels; ++v) {
+      volume[v] = draw();
+      reference[v] = draw();
+    }
+    std::vector<uint8_t> mask(voxels, 1);
+    mask[voxels / 2] = 0;
+    DeviceQualityIndex q(device, mask);
+    q.set_reference(upload(device, reference));
+    EXPECT_NEAR(q.quality(upload(device, volume)), reference::quality_index(volume, reference, mask), 1e-12)
+        << voxels << " voxels";
+    EXPECT_NEAR(q.quality(upload(device, reference)), 0.0, 1e-12) << voxels << " voxels: the reference itself";
   }
 }
 

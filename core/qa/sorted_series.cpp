@@ -1,0 +1,91 @@
+// DeviceSortedSeries: one replace launch per new volume (the outlier count's read started with it), one medians launch
+// on request.
+#include "core/qa/sorted_series.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <stdexcept>
+
+#include "core/device/launch.hpp"
+#include "core/qa/outlier_count.hpp"
+
+namespace rtf {
+
+namespace {
+constexpr size_t kLocalSize = 64;
+}  // namespace
+
+DeviceSortedSeries::DeviceSortedSeries(Device& device, std::span<const uint8_t> mask, int capacity)
+    : device_(device), voxels_(static_cast<int64_t>(mask.size())), capacity_(capacity) {
+  if (mask.empty() || voxels_ > std::numeric_limits<int>::max() || capacity < 1 ||
+      static_cast<int64_t>(mask.size()) * capacity > std::numeric_limits<int>::max()) {
+    throw std::invalid_argument(
+        fmt::format("DeviceSortedSeries: a mask of {} voxels, a ring of {} slots", mask.size(), capacity));
+  }
+  std::vector<int> masked;
+  for (size_t v = 0; v < mask.size(); ++v) {
+    if (mask[v] != 0) masked.push_back(static_cast<int>(v));
+  }
+  count_ = static_cast<int>(masked.size());
+  const auto n = static_cast<size_t>(std::max(count_, 1));
+  replace_ = device.kernel("sorted_series.cl", "sorted_series_replace");
+  medians_ = device.kernel("sorted_series.cl", "sorted_series_medians");
+  masked_ = DeviceBuffer<int>(device, n);
+  if (count_ > 0) masked_.write(device.queue(), masked);
+  nonfinite_ = DeviceBuffer<int>(device, n);
+  outliers_ = DeviceBuffer<int>(device, 1);
+  values_ = DeviceBuffer<float>(device, n * static_cast<size_t>(capacity));
+  ordered_ = DeviceBuffer<float>(device, n * static_cast<size_t>(capacity));
+  clear();
+}
+
+void DeviceSortedSeries::clear() {
+  nonfinite_.fill_async(device_.queue(), 0);
+  slot_held_.assign(static_cast<size_t>(capacity_), false);
+  held_ = 0;
+  pending_ = false;
+}
+
+void DeviceSortedSeries::enqueue_replace(const DeviceBuffer<float>& volumes, int slot, bool count_outliers) {
+  if (slot < 0 || slot >= capacity_) {
+    throw std::invalid_argument(fmt::format("DeviceSortedSeries: slot {} of a ring of {}", slot, capacity_));
+  }
+  if (volumes.size() < static_cast<size_t>(voxels_) * static_cast<size_t>(slot + 1)) {
+    throw std::invalid_argument(
+        fmt::format("DeviceSortedSeries: {} floats hold no slot {} of {} voxels", volumes.size(), slot, voxels_));
+  }
+  const bool was_held = slot_held_[static_cast<size_t>(slot)];
+  const int held_before = held_;
+  if (!was_held) {
+    slot_held_[static_cast<size_t>(slot)] = true;
+    ++held_;
+  }
+  pending_ = count_outliers;
+  outliers_host_ = 0;
+  if (count_ == 0) return;
+  const cl_command_queue q = device_.queue();
+  if (count_outliers) outliers_.fill_async(q, 0);
+  const auto scale = static_cast<float>(DeviceOutlierCount::threshold_scale(held_));
+  set_args(replace_, volumes, static_cast<int>(voxels_), slot, masked_, count_, capacity_, held_before,
+           was_held ? 1 : 0, values_, ordered_, nonfinite_, count_outliers ? 1 : 0, scale, outliers_);
+  launch<1>(q, replace_, {static_cast<size_t>(count_)}, {kLocalSize}, {}, EventMode::kNone);
+  if (count_outliers) outliers_.read_async(q, std::span<int>(&outliers_host_, 1));
+}
+
+int64_t DeviceSortedSeries::outliers_result() const {
+  if (!pending_) throw std::logic_error("DeviceSortedSeries: outliers_result() without a counting replace");
+  return outliers_host_;
+}
+
+void DeviceSortedSeries::enqueue_medians(DeviceBuffer<float>& medians) {
+  if (medians.size() < static_cast<size_t>(voxels_)) {
+    throw std::invalid_argument(
+        fmt::format("DeviceSortedSeries: a median volume of {} floats for {} voxels", medians.size(), voxels_));
+  }
+  if (count_ == 0) return;
+  set_args(medians_, values_, masked_, count_, capacity_, held_, nonfinite_, medians);
+  launch<1>(device_.queue(), medians_, {static_cast<size_t>(count_)}, {kLocalSize}, {}, EventMode::kNone);
+}
+
+}  // namespace rtf

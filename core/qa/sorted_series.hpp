@@ -1,0 +1,52 @@
+// DeviceSortedSeries: each masked voxel's series over the live ring, kept sorted on the device as the ring turns
+// (kernels/sorted_series.cl): per TR one launch moves the newest value into place in every voxel's series (O(series)
+// per voxel, no sort) and counts AFNI 3dToutcount's outliers of it (polort 0, as DeviceOutlierCount, the same
+// numbers); the median volume of 3dTqual's quality index is read off the sorted series. docs/algorithms/qa.md.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/device/buffer.hpp"
+#include "core/device/device.hpp"
+
+namespace rtf {
+
+class DeviceSortedSeries {
+ public:
+  // `mask`: one byte per voxel (non-zero: inside); `capacity`: the ring's slots (>= 1).
+  DeviceSortedSeries(Device& device, std::span<const uint8_t> mask, int capacity);
+
+  // Ring slot `slot` of `volumes` (slot s at s * the grid's voxels) holds a new volume: its values replace the slot's
+  // old ones in each voxel's series (or join them while the ring fills). With `count_outliers`, the same launch counts
+  // the masked voxels whose new value is an outlier of their series (every value finite, MAD > 0), for
+  // outliers_result() once the queue has finished. Enqueued; nothing waits.
+  void enqueue_replace(const DeviceBuffer<float>& volumes, int slot, bool count_outliers);
+  int64_t outliers_result() const;
+
+  // Each masked voxel's median over the series into `medians` (NaN where a value is not finite or the series is
+  // empty; other voxels untouched). Enqueued.
+  void enqueue_medians(DeviceBuffer<float>& medians);
+
+  // Forgets every series (a new run, or a ring that moved on by more than its capacity).
+  void clear();
+  // Values in each voxel's series: the distinct slots replaced since clear(), at most the capacity.
+  int held() const { return held_; }
+  int64_t mask_voxels() const { return count_; }
+
+ private:
+  Device& device_;
+  int64_t voxels_;
+  int count_ = 0;
+  int capacity_;
+  int held_ = 0;
+  std::vector<bool> slot_held_;
+  ClKernel replace_, medians_;
+  DeviceBuffer<int> masked_, nonfinite_, outliers_;
+  DeviceBuffer<float> values_, ordered_;  // the sorted series; each slot's value (kernels/sorted_series.cl)
+  int outliers_host_ = 0;
+  bool pending_ = false;
+};
+
+}  // namespace rtf
