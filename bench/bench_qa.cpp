@@ -6,7 +6,8 @@
 // clock per TR and stage (each ends with its results on the host), median/p95/max over the runs after a warm-up; and
 // (4) the whole live QA stage as the pipeline runs it per TR (core/qa/live_qa.hpp: the above with the sliding moments,
 // DVARS, the carpet column, the median volume refreshed every 16 TRs, a tSNR map every 8); (5) each measure enqueued
-// back to back with one wait (the device's time and launch overhead, no round trips) and the cost of one round trip.
+// back to back with one wait (the device's time and launch overhead, no round trips) and the cost of one round trip;
+// (6) what one command of each kind (fill, small read into pageable or pinned memory, launch) costs back to back.
 // JSON lines on stdout.
 #include <fmt/format.h>
 
@@ -39,7 +40,8 @@ nlohmann::json summary(const std::vector<double>& ms) {
   return {{"median_ms", q.median}, {"p95_ms", q.p95}, {"max_ms", q.max}};
 }
 
-void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int warmup, int runs) {
+void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int warmup, int runs,
+                rtf::DeviceSortedSeries::Kernel series_kernel, int series_lanes, int merge_ways) {
   const int64_t voxels = dims[0] * dims[1] * dims[2];
   std::mt19937_64 rng(7);
   std::normal_distribution<float> base(900.0f, 200.0f), noise(0.0f, 12.0f);
@@ -65,8 +67,8 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
   rtf::DeviceRingBuffer ring(dev, voxels, window);
   rtf::DeviceVoxelMoments moments(dev, voxels);
   rtf::DeviceSliceMeans slices(dev, dims, mask);
-  rtf::DeviceSortedSeries sorted(dev, mask, window);
-  rtf::DeviceQualityIndex quality(dev, mask);
+  rtf::DeviceSortedSeries sorted(dev, mask, window, series_kernel, series_lanes);
+  rtf::DeviceQualityIndex quality(dev, mask, int64_t{512} << 20, merge_ways);
   rtf::DeviceBuffer<float> newest(dev, static_cast<size_t>(voxels)), median(dev, static_cast<size_t>(voxels));
   median.fill(dev.queue(), 0.0f);
   rtf::ImageHeader grid;
@@ -144,6 +146,36 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
     word.read(dev.queue(), one);
     read_ms.push_back(ms_since(t1));
   }
+  // What one command of each kind costs enqueued back to back (host enqueue + device, one wait per `runs`): a 4-byte
+  // fill, a 4-byte read into pageable host memory, the same into pinned (mapped CL_MEM_ALLOC_HOST_PTR) memory, and a
+  // one-voxel kernel launch (the moments' update of a 1-voxel volume, with its event as the stage launches it).
+  const auto per_command = [&](auto&& enqueue) {
+    RTF_CL_CHECK(clFinish(dev.queue()));
+    const auto t0 = Clock::now();
+    for (int i = 0; i < runs; ++i) enqueue(i);
+    RTF_CL_CHECK(clFinish(dev.queue()));
+    return ms_since(t0) / runs;
+  };
+  std::vector<int> pageable(static_cast<size_t>(runs));
+  const double fill_cost = per_command([&](int) { word.fill_async(dev.queue(), 0); });
+  const double pageable_cost =
+      per_command([&](int i) { word.read_async(dev.queue(), std::span<int>(pageable).subspan(i, 1)); });
+  cl_int err = CL_SUCCESS;
+  cl_mem pinned_mem = clCreateBuffer(dev.context(), CL_MEM_ALLOC_HOST_PTR, static_cast<size_t>(runs) * sizeof(int),
+                                     nullptr, &err);
+  RTF_CL_CHECK(err);
+  auto* pinned = static_cast<int*>(clEnqueueMapBuffer(dev.queue(), pinned_mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                                      static_cast<size_t>(runs) * sizeof(int), 0, nullptr, nullptr,
+                                                      &err));
+  RTF_CL_CHECK(err);
+  const double pinned_cost = per_command([&](int i) { word.read_async(dev.queue(), std::span<int>(pinned + i, 1)); });
+  RTF_CL_CHECK(clEnqueueUnmapMemObject(dev.queue(), pinned_mem, pinned, 0, nullptr, nullptr));
+  RTF_CL_CHECK(clFinish(dev.queue()));
+  clReleaseMemObject(pinned_mem);
+  rtf::DeviceVoxelMoments tiny(dev, 1);
+  rtf::DeviceBuffer<float> one_voxel(dev, 1);
+  one_voxel.fill(dev.queue(), 1.0f);
+  const double launch_cost = per_command([&](int) { tiny.add(one_voxel); });
   const int64_t inside = std::count(mask.begin(), mask.end(), 1);
   fmt::print(
       "{}\n",
@@ -153,6 +185,9 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
           {"size", fmt::format("{}x{}x{}", dims[0], dims[1], dims[2])},
           {"mask_voxels", inside},
           {"window", window},
+          {"series_kernel", sorted.shared_rows() ? "shared" : "per_item"},
+          {"series_lanes", sorted.lanes()},
+          {"merge_ways", merge_ways},
           {"runs", runs},
           {"moments_slices", summary(moments_ms)},
           {"outliers_newest", summary(outliers_ms)},
@@ -161,6 +196,11 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
           {"live_qa_stage", summary(live_ms)},
           {"back_to_back_ms",
            {{"moments_slices", moments_device}, {"median_volume", medians_device}, {"quality_index", quality_device}}},
+          {"per_command_ms",
+           {{"fill_4_bytes", fill_cost},
+            {"read_4_bytes_pageable", pageable_cost},
+            {"read_4_bytes_pinned", pinned_cost},
+            {"launch_1_voxel", launch_cost}}},
           {"idle_finish", summary(finish_ms)},
           {"blocking_read_4_bytes", summary(read_ms)}}
           .dump());
@@ -177,10 +217,27 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "TRs not counted")->check(CLI::Range(0, 100000))->capture_default_str();
   app.add_option("--runs", runs, "TRs timed")->check(CLI::Range(1, 100000))->capture_default_str();
   std::string grids = "small,large";
+  int merge_ways = 8;
+  app.add_option("--merge-ways", merge_ways, "The quality index's sorted runs merged at a time (quality_index)")
+      ->check(CLI::Range(2, 64))
+      ->capture_default_str();
+  std::string series_kernel = "auto";
+  app.add_option("--series-kernel", series_kernel,
+                 "The outlier measure's sorted-series update (outliers_newest; the live stage keeps auto): auto, "
+                 "shared (32 work-items a row) or per-item")
+      ->check(CLI::IsMember({"auto", "shared", "per-item"}))
+      ->capture_default_str();
+  int series_lanes = rtf::DeviceSortedSeries::kDefaultLanes;
+  app.add_option("--series-lanes", series_lanes, "The shared update's work-items a row (outliers_newest)")
+      ->check(CLI::IsMember({4, 8, 16, 32}))
+      ->capture_default_str();
   app.add_option("--grids", grids, "small (64x64x33), large (104x104x72) or both")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   auto dev = rtf::Device::open(device);
-  if (grids.find("small") != std::string::npos) bench_grid(*dev, {64, 64, 33}, window, warmup, runs);
-  if (grids.find("large") != std::string::npos) bench_grid(*dev, {104, 104, 72}, window, warmup, runs);
+  const auto kernel = series_kernel == "shared"     ? rtf::DeviceSortedSeries::Kernel::kShared
+                      : series_kernel == "per-item" ? rtf::DeviceSortedSeries::Kernel::kPerItem
+                                                    : rtf::DeviceSortedSeries::Kernel::kAuto;
+  if (grids.find("small") != std::string::npos) bench_grid(*dev, {64, 64, 33}, window, warmup, runs, kernel, series_lanes, merge_ways);
+  if (grids.find("large") != std::string::npos) bench_grid(*dev, {104, 104, 72}, window, warmup, runs, kernel, series_lanes, merge_ways);
   return 0;
 }

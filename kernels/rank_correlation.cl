@@ -2,9 +2,9 @@
 // it, the reference being the voxel-wise median volume), exactly: average ranks as integers and integer sums. Several
 // volumes at once: dimension 1 of the NDRange is the row (one volume per row).
 //
-// The sort: tiles of TILE keys sorted in local memory (one launch), then runs merged pairwise (one launch per
-// doubling: each key's place is its place in its run plus the partner run's keys before it, found by binary search);
-// then each value's first and last place in the sorted row give its average rank. 5 + log2(tiles) launches a batch.
+// The sort: tiles of TILE keys sorted in local memory (one launch), then runs merged `ways` at a time (one launch per
+// pass: each key's place is its place in its run plus the other runs' keys before it, found by binary search); then
+// each value's first and last place in the sorted row give its average rank. 4 + log_ways(tiles) launches a batch.
 //
 // Memory layout: `volumes` holds volumes of `voxels` floats (x fastest), row r taking volume `first` + r; `masked` the
 // `count` mask voxel indices; per row, `keys` `count` uints (the masked values' float_sort_key), `tiles` and its
@@ -18,10 +18,13 @@
 //
 // sort_tiles:    a tile's masked values gathered (their keys into `keys`), sorted (bitonic network in local memory,
 //                the work-group's items sharing each step's compare-exchanges) into `tiles`.
-// merge_runs:    runs of `run` keys merged pairwise into runs of 2 * run (ties: the first run's keys first).
+// merge_runs:    runs of `run` keys merged `ways` at a time into runs of ways * run (ties: earlier runs' keys first).
 // average_ranks: the doubled centred rank of keys[m] from the first and last places of its key in the sorted row.
 // rank_sums:     per work-group the sums of a[m] b[m], a[m]^2, b[m]^2 (64-bit: |a|, |b| < count, so no sum overflows
 //                below ~3e9 voxels).
+// sorted_middle: one work-item: of one sorted row's first `count` keys, the finite values' two middle ones (the same
+//                one for an odd number) and how many are finite, into `middle` (3 ints: the floats' bits, the count):
+//                non-finite keys sort before (-inf, NaN with the sign bit) and after (+inf, NaN) every finite one.
 
 // A float's key whose unsigned order is the float order (negative values' bits inverted, positive values' sign bit
 // set; -0 taken as +0 so that the two zeros tie, as they compare equal). Non-finite rows are flagged, not ranked.
@@ -65,6 +68,11 @@ __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void sort_tiles
   for (int e = lid; e < TILE; e += LOCAL_SIZE) out[e] = tile[e];
 }
 
+// The float whose key is `key` (float_sort_key's inverse).
+float float_of_sort_key(const uint key) {
+  return as_float((key & 0x80000000u) != 0 ? key & 0x7FFFFFFFu : ~key);
+}
+
 // The first place in sorted[from .. to) whose key is not below x (strict), or above x (!strict).
 int bound(__global const uint* restrict sorted, int from, int to, const uint x, const bool strict) {
   while (from < to) {
@@ -80,19 +88,21 @@ int bound(__global const uint* restrict sorted, int from, int to, const uint x, 
 }
 
 __kernel void merge_runs(__global const uint* restrict in, __global uint* restrict out, const int total,
-                         const int run) {
+                         const int run, const int ways) {
   const int i = get_global_id(0);
   if (i >= total) return;
   const long row = get_global_id(1);
   __global const uint* keys = in + row * total;
   const uint x = keys[i];
-  const int base = (i / (2 * run)) * 2 * run;  // the pair of runs i is in: [base, base + run), [base + run, ...)
-  int place;
-  if (i < base + run) {  // first run: after the second run's keys below x
-    const int to = min(base + 2 * run, total);
-    place = i + (min(base + run, to) < to ? bound(keys, base + run, to, x, true) - (base + run) : 0);
-  } else {  // second run: after the first run's keys at or below x
-    place = (i - run) + bound(keys, base, base + run, x, false) - base;
+  const long span = (long)ways * run;
+  const int base = (int)((i / span) * span);  // the group of `ways` runs i is in: [base + h run, base + (h + 1) run)
+  const int own = (i - base) / run;
+  int place = i - own * run;  // its place in its own run, then after the other runs' keys that come first
+  for (int h = 0; h < ways; ++h) {
+    if (h == own) continue;
+    const int from = (int)min((long)base + (long)h * run, (long)total);
+    const int to = (int)min((long)from + run, (long)total);
+    if (from < to) place += bound(keys, from, to, x, h > own) - from;  // earlier runs: keys at or below x; later: below
   }
   out[row * total + place] = x;
 }
@@ -142,4 +152,14 @@ __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void rank_sums(
     out[1] = aa[0];
     out[2] = bb[0];
   }
+}
+
+__kernel void sorted_middle(__global const uint* restrict sorted, const int count, __global int* restrict middle) {
+  if (get_global_id(0) != 0) return;
+  const int lower = bound(sorted, 0, count, 0x007FFFFFu, false);  // after -inf and NaNs with the sign bit
+  const int upper = bound(sorted, lower, count, 0xFF800000u, true);  // before +inf and NaNs
+  const int n = upper - lower;
+  middle[0] = n > 0 ? as_int(float_of_sort_key(sorted[lower + (n - 1) / 2])) : 0;
+  middle[1] = n > 0 ? as_int(float_of_sort_key(sorted[lower + n / 2])) : 0;
+  middle[2] = n;
 }

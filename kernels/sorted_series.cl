@@ -98,3 +98,137 @@ __kernel void sorted_series_medians(__global const float* restrict values, __glo
   const int k = (held - 1) / 2;
   medians[masked[m]] = held == 0 || nonfinite[m] != 0 ? NAN : (held & 1) != 0 ? row[k] : 0.5f * (row[k] + row[k + 1]);
 }
+
+// sorted_series_replace_shared: sorted_series_replace with SERIES_LANES work-items to a row (a define, default 32: the
+// row's loads and stores coalesced, its moves done at once instead of one step after another), ROWS = local size /
+// SERIES_LANES rows a work-group. `scratch`: ROWS * capacity floats of local memory (each row as it was; the row after
+// the move is read through `moved_entry`), `facts` 8 * ROWS ints. Every entry ends where sorted_series_replace puts it:
+// a gap moved down stops above the entries not greater than the new value, moved up below the entries not smaller. The
+// MAD is the middle of the two ascending runs of deviations (entries at and below the middle, read downwards, and those
+// above it), found by one work-item in O(log capacity) (middle_deviations).
+#ifndef SERIES_LANES
+#define SERIES_LANES 32
+#endif
+#define F_OLD_AT 0    // the entry the slot's old value held (the gap)
+#define F_BELOW 1     // the first entry under the gap greater than the new value (the gap if none)
+#define F_ABOVE 2     // the first entry over the gap not smaller than the new value (n if none)
+#define F_BAD 3       // the voxel's non-finite entries after the move
+#define F_KEY 4       // the new value (as int bits)
+#define F_OLD 5       // the old value (as int bits)
+
+// Entry e of the row after the move, read off the row as it was (`old_row`): the new value `key` went to place p, the
+// entries between p and the gap j moved one place towards the gap.
+typedef struct {
+  __local const float* old_row;
+  int p, j, from, to;
+  float key;
+} MovedRow;
+
+float moved_entry(const MovedRow* mr, const int e) {
+  if (e < mr->from || e > mr->to) return mr->old_row[e];
+  if (e == mr->p) return mr->key;
+  return mr->p < mr->j ? mr->old_row[e - 1] : mr->old_row[e + 1];
+}
+
+// The deviations |entry - med| of ranks k and k + 1 (0-based) among all n: the k + 1 smallest deviations are the first
+// i of the lower run (row[k], row[k-1], ..., row[0], ascending deviations) and the first k + 1 - i of the upper run
+// (row[k+1], ..., row[n-1]), i found by binary search (the k-th smallest of two sorted runs, O(log n)); rank k is the
+// larger of the two runs' last taken, rank k + 1 the smaller of their next.
+float2 middle_deviations(const MovedRow* row, const int n, const int k, const float med) {
+  const int a = k + 1, b = n - k - 1;  // the runs' lengths
+  int lo = max(0, k + 1 - b), hi = a;
+  while (lo < hi) {  // the fewest i with upper[k - i] <= lower[i] (or a run used up)
+    const int i = lo + (hi - lo) / 2;
+    const int j = k + 1 - i;
+    const float lower_i = fabs(moved_entry(row, k - i) - med);
+    const float upper_before = fabs(moved_entry(row, k + j) - med);  // upper[j - 1]
+    if (j > 0 && i < a && upper_before > lower_i) {
+      lo = i + 1;
+    } else {
+      hi = i;
+    }
+  }
+  const int i = lo, j = k + 1 - i;
+  const float last_lower = i > 0 ? fabs(moved_entry(row, k - i + 1) - med) : 0.0f;
+  const float last_upper = j > 0 ? fabs(moved_entry(row, k + j) - med) : 0.0f;
+  const float next_lower = i < a ? fabs(moved_entry(row, k - i) - med) : INFINITY;
+  const float next_upper = j < b ? fabs(moved_entry(row, k + 1 + j) - med) : INFINITY;
+  return (float2)(fmax(last_lower, last_upper), fmin(next_lower, next_upper));
+}
+
+__kernel void sorted_series_replace_shared(__global const float* restrict volumes, const int voxels, const int slot,
+                                           __global const int* restrict masked, const int count, const int capacity,
+                                           const int held, const int slot_was_held, __global float* restrict values,
+                                           __global float* restrict ordered, __global int* restrict nonfinite,
+                                           const int count_outliers, const float scale,
+                                           __global int* restrict outliers, __local float* restrict scratch,
+                                           __local int* restrict facts) {
+  const int lane = get_local_id(0) % SERIES_LANES;
+  const int r = get_local_id(0) / SERIES_LANES;
+  const int rows = get_local_size(0) / SERIES_LANES;
+  const int m = get_group_id(0) * rows + r;
+  const bool active = m < count;
+  __local float* old_row = scratch + r * capacity;
+  __local int* f = facts + 8 * r;
+  __global float* row = values + (long)(active ? m : 0) * capacity;
+  const int n = slot_was_held != 0 ? held : held + 1;  // entries after the move
+  if (active) {
+    for (int e = lane; e < held; e += SERIES_LANES) old_row[e] = row[e];
+    if (lane == 0) {
+      const float x = volumes[(long)slot * voxels + masked[m]];
+      const float key = isfinite(x) ? x : INFINITY;
+      __global float* previous = ordered + (long)slot * count + m;
+      int bad = nonfinite[m];
+      float old = INFINITY;
+      if (slot_was_held != 0) {
+        old = *previous;
+        if (!isfinite(old)) --bad;
+      }
+      *previous = key;
+      if (!isfinite(x)) ++bad;
+      nonfinite[m] = bad;
+      f[F_OLD_AT] = slot_was_held != 0 ? -1 : held;  // a new entry at the end
+      f[F_BAD] = bad;
+      f[F_KEY] = as_int(key);
+      f[F_OLD] = as_int(old);
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const float key = as_float(f[F_KEY]);
+  if (active && slot_was_held != 0) {  // the first entry not below the old value: it equals it
+    const float old = as_float(f[F_OLD]);
+    for (int e = lane; e < held; e += SERIES_LANES) {
+      if (old_row[e] >= old && (e == 0 || old_row[e - 1] < old)) f[F_OLD_AT] = e;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int j = f[F_OLD_AT];
+  if (active && lane == 0) {
+    f[F_BELOW] = j;
+    f[F_ABOVE] = n;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (active) {
+    for (int e = lane; e < held; e += SERIES_LANES) {
+      const float v = old_row[e];
+      if (e < j && v > key && (e == 0 || old_row[e - 1] <= key)) f[F_BELOW] = e;
+      if (e > j && v >= key && (e == j + 1 || old_row[e - 1] < key)) f[F_ABOVE] = e;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int below = f[F_BELOW], above = f[F_ABOVE];
+  const int p = below < j ? below : above > j + 1 ? above - 1 : j;  // where the new value goes
+  const int from = min(p, j), to = max(p, j);
+  const MovedRow moved = {old_row, p, j, from, to, key};
+  if (active) {
+    for (int e = from + lane; e <= to; e += SERIES_LANES) row[e] = moved_entry(&moved, e);
+  }
+  const bool test = count_outliers != 0 && active && f[F_BAD] == 0;
+  const int k = (n - 1) / 2;
+  const float med = (n & 1) != 0 ? moved_entry(&moved, k) : 0.5f * (moved_entry(&moved, k) + moved_entry(&moved, k + 1));
+  if (test && lane == 0) {
+    const float2 mad_pair = middle_deviations(&moved, n, k, med);
+    const float mad = (n & 1) != 0 ? mad_pair.x : 0.5f * (mad_pair.x + mad_pair.y);
+    if (mad > 0.0f && fabs(key - med) > scale * mad) atomic_inc(outliers);
+  }
+}

@@ -276,4 +276,28 @@ PlotRect colour_scale(const char* id, float low, float high, ImVec2 size) {
   return r;
 }
 
+PlotRect signed_scale(const char* id, float maximum, ImVec2 size) {
+  const PlotRect r = reserve(id, size);
+  ImDrawList* d = ImGui::GetWindowDrawList();
+  const int steps = 32;
+  const float top = r.min.y + 8, bottom = r.max.y - 8, mid = (top + bottom) / 2, h = (mid - top) / steps;
+  for (int k = 0; k < steps; ++k) {
+    const float t = static_cast<float>(k) / (steps - 1);
+    const auto hot = hot_colour(t), cool = cool_colour(t);
+    d->AddRectFilled(ImVec2(r.min.x, mid - h * static_cast<float>(k + 1)),
+                     ImVec2(r.min.x + 14, mid - h * static_cast<float>(k)), IM_COL32(hot[0], hot[1], hot[2], 255));
+    d->AddRectFilled(ImVec2(r.min.x, mid + h * static_cast<float>(k)),
+                     ImVec2(r.min.x + 14, mid + h * static_cast<float>(k + 1)),
+                     IM_COL32(cool[0], cool[1], cool[2], 255));
+  }
+  char text[32];
+  const char* spec = std::fabs(maximum) < 1e4f ? "%.3g" : "%.0e";  // -4e+04 fits beside the bar, -4.45e+04 not
+  std::snprintf(text, sizeof text, spec, static_cast<double>(maximum));
+  d->AddText(ImVec2(r.min.x + 16, top - 8), kText, text);
+  d->AddText(ImVec2(r.min.x + 16, mid - 8), kText, "0");
+  std::snprintf(text, sizeof text, spec, -static_cast<double>(maximum));
+  d->AddText(ImVec2(r.min.x + 16, bottom - 8), kText, text);
+  return r;
+}
+
 }  // namespace rtf::viewer

@@ -49,4 +49,8 @@ PlotRect colour_bar(const char* id, float threshold, float maximum, bool positiv
 // A vertical colour bar of the hot colours from `low` (bottom) to `high` (top), labelled at both ends.
 PlotRect colour_scale(const char* id, float low, float high, ImVec2 size);
 
+// A vertical colour bar of a signed map's colours: the hot colours from 0 (middle) to +maximum (top), the cool ones
+// from 0 to -maximum (bottom), labelled at both ends and in the middle.
+PlotRect signed_scale(const char* id, float maximum, ImVec2 size);
+
 }  // namespace rtf::viewer

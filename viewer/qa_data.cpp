@@ -114,6 +114,11 @@ void QaState::apply(QaUpdate&& u, double dvars) {
     tsnr_volume = u.sample.volume;
     ++tsnr_version;
   }
+  if (!u.cnr.empty()) {
+    cnr = std::move(u.cnr);
+    cnr_volume = u.sample.volume;
+    ++cnr_version;
+  }
 }
 
 std::string usable_line(const QaUsable& row, double target_minutes) {

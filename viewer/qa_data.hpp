@@ -1,6 +1,6 @@
-// The scanner-side QA the viewer shows (docs/protocol.md §8 `qa`, `qa_alarm`, frames `qa_tsnr` and `qa_carpet`):
-// QaUpdate is one message's worth, QaState what a run has accumulated (traces, the carpet ring, the last tSNR map, the
-// usable-data tally, flagged slices, the newest alarms). No OpenGL here.
+// The scanner-side QA the viewer shows (docs/protocol.md §8 `qa`, `qa_alarm`, frames `qa_tsnr`, `qa_cnr` and
+// `qa_carpet`): QaUpdate is one message's worth, QaState what a run has accumulated (traces, the carpet ring, the last
+// tSNR and CNR maps, the usable-data tally, flagged slices, the newest alarms). No OpenGL here.
 #pragma once
 
 #include <cstddef>
@@ -47,6 +47,8 @@ struct QaSample {
   double dvars = kQaNaN;  // the header's top-level "dvars" (qa.dvars when that is absent)
   double global_signal = kQaNaN, outlier_fraction = kQaNaN, quality_index = kQaNaN;
   double slice_z_worst = kQaNaN, tsnr_median = kQaNaN;
+  double sliding_tsnr_median = kQaNaN;  // the median tSNR over the GLM's sliding window
+  double cnr_p95 = kQaNaN;              // with a design: the 95th percentile of the contrast's CNR in the mask
 };
 
 // The `qa` object, `qa_alarm` array and QA frames of one message.
@@ -63,6 +65,7 @@ struct QaUpdate {
   int64_t carpet_split = 0;
   bool tsnr_map_in_this_message = false;
   std::vector<float> tsnr;           // frame qa_tsnr (empty: not in this message)
+  std::vector<float> cnr;            // frame qa_cnr (empty: not in this message; sent only with a design)
   std::vector<float> carpet_column;  // frame qa_carpet (empty: not in this message)
   std::vector<QaAlarm> alarms;       // qa_alarm, in the header's order
 };
@@ -116,6 +119,9 @@ struct QaState {
   std::vector<float> tsnr;  // the last tSNR map (x fastest; empty: none yet)
   int64_t tsnr_volume = -1;
   uint64_t tsnr_version = 0;  // +1 per map received
+  std::vector<float> cnr;     // the last CNR map of the design's contrast (empty: none yet, or no design)
+  int64_t cnr_volume = -1;
+  uint64_t cnr_version = 0;  // +1 per map received
   std::vector<QaUsable> usable;
   double target_minutes = kQaNaN;
   std::vector<QaFlaggedSlice> flagged;  // oldest first, the newest kQaMaxFlaggedSlices

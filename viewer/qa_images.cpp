@@ -1,9 +1,10 @@
-// carpet_image and axial_mosaic.
+// carpet_image, axial_mosaic and robust_abs_max.
 #include "viewer/qa_images.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace rtf::viewer {
 
@@ -61,6 +62,18 @@ MosaicLayout mosaic_layout(std::array<int64_t, 3> dims) {
 std::pair<int64_t, int64_t> mosaic_tile(const MosaicLayout& layout, int64_t z) {
   if (layout.columns <= 0) return {0, 0};
   return {(z % layout.columns) * layout.tile_width, (z / layout.columns) * layout.tile_height};
+}
+
+float robust_abs_max(std::span<const float> map) {
+  std::vector<float> v;
+  v.reserve(map.size());
+  for (float x : map) {
+    if (std::isfinite(x) && x != 0.0f) v.push_back(std::fabs(x));
+  }
+  if (v.empty()) return 1.0f;
+  const auto k = static_cast<size_t>(0.995 * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
 }
 
 SliceImage axial_mosaic(std::span<const float> volume, std::span<const float> map, std::array<int64_t, 3> dims,

@@ -1,6 +1,6 @@
 // The QA panel's pictures as RGBA images, pure CPU (the UI uploads them as textures): the carpet (one column per
 // volume, oldest left; grey from -2 SD black to +2 SD white) and a mosaic of the axial slices with a map over them
-// (the tSNR map, drawn with render_slice's colours).
+// (the tSNR or CNR map, drawn with render_slice's colours).
 #pragma once
 
 #include <array>
@@ -31,6 +31,10 @@ std::pair<int64_t, int64_t> mosaic_tile(const MosaicLayout& layout, int64_t z);
 
 // Every axial slice of `volume` (underlay; empty: black) with `map` over it, tiled as mosaic_layout says; each tile
 // as render_slice draws it (+y up). Unused tiles are black.
+// The 99.5th percentile of |value| over the finite non-zero values (a signed map's colour scale, robust to outliers);
+// 1 when there is none.
+float robust_abs_max(std::span<const float> map);
+
 SliceImage axial_mosaic(std::span<const float> volume, std::span<const float> map, std::array<int64_t, 3> dims,
                         std::array<double, 3> voxel_mm, std::pair<float, float> window, const OverlaySettings& overlay);
 

@@ -108,6 +108,8 @@ std::optional<std::string> decode_qa_header(const nlohmann::json& header, int64_
   s.quality_index = r.number("quality_index");
   s.slice_z_worst = r.number("slice_z_worst");
   s.tsnr_median = r.number("tsnr_median");
+  s.sliding_tsnr_median = r.number("sliding_tsnr_median");
+  s.cnr_p95 = r.number("cnr_p95");
   out.worst_slice = r.integer("worst_slice", -1);
   if (const auto* list = r.member("flagged_slices", Kind::array, "an array of slice indices")) {
     for (const auto& v : *list) {
@@ -155,11 +157,11 @@ std::optional<std::string> decode_qa_header(const nlohmann::json& header, int64_
 
 std::optional<std::string> take_qa_frame(const std::string& name, const nlohmann::json& shape,
                                          std::array<int64_t, 3> dims, std::vector<float>&& data, QaUpdate& out) {
-  if (name == "qa_tsnr") {
+  if (name == "qa_tsnr" || name == "qa_cnr") {  // maps on the run's grid
     bool same = shape.is_array() && shape.size() == 3;
     for (size_t i = 0; same && i < 3; ++i) same = shape[i].is_number_integer() && shape[i].get<int64_t>() == dims[i];
-    if (!same) return "frame 'qa_tsnr' has shape " + shape.dump() + ", not 'dims'";
-    out.tsnr = std::move(data);
+    if (!same) return "frame '" + name + "' has shape " + shape.dump() + ", not 'dims'";
+    (name == "qa_tsnr" ? out.tsnr : out.cnr) = std::move(data);
     return std::nullopt;
   }
   if (name == "qa_carpet") {

@@ -1,11 +1,12 @@
-// QaPanel::draw: the QA panel's parts, top to bottom: a status line, the tSNR mosaic with its colour scale, the
-// carpet, six traces (two columns), the usable tally and the alarm list.
+// QaPanel::draw: the QA panel's parts, top to bottom: status lines, the tSNR and (with a design) CNR mosaics with
+// their colour scales, the carpet, six traces (two columns), the usable tally and the alarm list.
 #include "viewer/qa_panel.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,20 +31,24 @@ std::string number(const char* spec, double value) {
 
 void QaPanel::rebuild(const ViewerData& data) {
   const QaState& qa = data.qa;
-  if (tsnr_restarts_ != data.restarts || tsnr_version_ != qa.tsnr_version) {
-    tsnr_restarts_ = data.restarts;
-    tsnr_version_ = qa.tsnr_version;
-    if (static_cast<int64_t>(qa.tsnr.size()) == data.voxels()) {
-      tsnr_max_ = robust_range(qa.tsnr).second;
-      const auto window = robust_range(data.volume);
-      OverlaySettings overlay;
-      overlay.threshold = std::numeric_limits<float>::min();  // 0 and below (outside the mask): the underlay
-      overlay.maximum = std::max(tsnr_max_, 1e-3f);
-      overlay.negative = false;
-      overlay.min_underlay = 0.15f * window.second;  // no colour over the background
-      tsnr_texture_.upload(axial_mosaic(data.volume, qa.tsnr, data.dims, data.voxel_mm(), window, overlay));
-    }
-  }
+  // The tSNR map in hot colours from 0 to its robust maximum; the CNR map (signed) hot above 0 and cool below,
+  // saturating at its robust maximum of |CNR|.
+  auto build = [&](MapTexture& map, const std::vector<float>& values, uint64_t version, bool is_signed) {
+    if (map.restarts == data.restarts && map.version == version) return;
+    map.restarts = data.restarts;
+    map.version = version;
+    if (static_cast<int64_t>(values.size()) != data.voxels()) return;
+    map.maximum = is_signed ? robust_abs_max(values) : robust_range(values).second;
+    const auto window = robust_range(data.volume);
+    OverlaySettings overlay;
+    overlay.threshold = std::numeric_limits<float>::min();  // 0 (and, for tSNR, below: outside the mask): the underlay
+    overlay.maximum = std::max(map.maximum, 1e-3f);
+    overlay.negative = is_signed;
+    overlay.min_underlay = 0.15f * window.second;  // no colour over the background
+    map.texture.upload(axial_mosaic(data.volume, values, data.dims, data.voxel_mm(), window, overlay));
+  };
+  build(tsnr_, qa.tsnr, qa.tsnr_version, false);
+  build(cnr_, qa.cnr, qa.cnr_version, true);
   if (carpet_restarts_ != data.restarts || carpet_version_ != qa.carpet.version()) {
     carpet_restarts_ = data.restarts;
     carpet_version_ = qa.carpet.version();
@@ -53,26 +58,56 @@ void QaPanel::rebuild(const ViewerData& data) {
   }
 }
 
-void QaPanel::tsnr_mosaic(const ViewerData& data, float height, Layout& layout) {
+void QaPanel::maps(const ViewerData& data, float height, Layout& layout) {
   const QaState& qa = data.qa;
-  const float width = ImGui::GetContentRegionAvail().x - 70;
-  if (qa.tsnr.empty() || tsnr_texture_.id == 0) {
+  const bool has_cnr = !qa.cnr.empty();
+  if (has_cnr) {  // a design: the CNR map comes with the tSNR map
+    int choice = static_cast<int>(choice_);
+    ImGui::RadioButton("tSNR", &choice, static_cast<int>(MapChoice::kTsnr));
+    ImGui::SameLine();
+    ImGui::RadioButton("CNR", &choice, static_cast<int>(MapChoice::kCnr));
+    ImGui::SameLine();
+    ImGui::RadioButton("both", &choice, static_cast<int>(MapChoice::kBoth));
+    choice_ = static_cast<MapChoice>(choice);
+    ImGui::SameLine();
+    ImGui::Text("  CNR of %s: p95 %s (volume %lld)", data.contrast.empty() ? "the contrast" : data.contrast.c_str(),
+                number("%.2f", qa.latest.cnr_p95).c_str(), static_cast<long long>(qa.cnr_volume));
+    height -= ImGui::GetFrameHeightWithSpacing();
+  }
+  const bool show_tsnr = !has_cnr || choice_ != MapChoice::kCnr, show_cnr = has_cnr && choice_ != MapChoice::kTsnr;
+  const float available = ImGui::GetContentRegionAvail().x;
+  const float width = show_tsnr && show_cnr ? (available - ImGui::GetStyle().ItemSpacing.x) / 2 : available;
+  if (show_tsnr) mosaic(data, tsnr_, qa.tsnr, "tsnr", width, height, layout);
+  if (show_tsnr && show_cnr) ImGui::SameLine();
+  if (show_cnr) mosaic(data, cnr_, qa.cnr, "cnr", width, height, layout);
+}
+
+void QaPanel::mosaic(const ViewerData& data, MapTexture& map, std::span<const float> values, const char* kind,
+                     float width, float height, Layout& layout) {
+  const QaState& qa = data.qa;
+  const std::string name = kind;
+  const bool is_cnr = name == "cnr";
+  const char* label = is_cnr ? "CNR" : "tSNR";
+  const Texture& t = map.texture;
+  const float image_width = width - 70;  // the colour scale's 60 pixels and a gap
+  ImGui::BeginGroup();
+  if (values.empty() || static_cast<int64_t>(values.size()) != data.voxels() || t.id == 0) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     ImGui::Dummy(ImVec2(width, height));
     ImGui::GetWindowDrawList()->AddText(ImVec2(p.x + 6, p.y + 4), IM_COL32(200, 200, 200, 255),
-                                        "tSNR map: not received yet");
+                                        (std::string(label) + " map: not received yet").c_str());
+    ImGui::EndGroup();
     return;
   }
   // As large as fits, keeping the voxels' aspect.
-  const float aspect = static_cast<float>(tsnr_texture_.width) /
-                       (static_cast<float>(tsnr_texture_.height) * static_cast<float>(tsnr_texture_.aspect));
-  const float w = std::min(width, height * aspect), h = w / aspect;
-  ImGui::Image(tsnr_texture_.imgui_id(), ImVec2(w, h));
+  const float aspect = static_cast<float>(t.width) / (static_cast<float>(t.height) * static_cast<float>(t.aspect));
+  const float w = std::max(std::min(image_width, height * aspect), 1.0f), h = w / aspect;
+  ImGui::Image(t.imgui_id(), ImVec2(w, h));
   const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  layout.add("qa:tsnr", {a, b});
+  layout.add("qa:" + name, {a, b});
   const MosaicLayout m = mosaic_layout(data.dims);
-  const float sx = (b.x - a.x) / static_cast<float>(tsnr_texture_.width);
-  const float sy = (b.y - a.y) / static_cast<float>(tsnr_texture_.height);
+  const float sx = (b.x - a.x) / static_cast<float>(t.width);
+  const float sy = (b.y - a.y) / static_cast<float>(t.height);
   ImDrawList* d = ImGui::GetWindowDrawList();
   for (int64_t z : qa.flagged_now) {  // the newest volume's flagged slices
     if (z < 0 || z >= data.dims[2]) continue;
@@ -88,13 +123,18 @@ void QaPanel::tsnr_mosaic(const ViewerData& data, float height, Layout& layout) 
     const int64_t z = (py / m.tile_height) * m.columns + px / m.tile_width;
     if (px >= 0 && py >= 0 && z >= 0 && z < data.dims[2]) {
       const int64_t x = px % m.tile_width, y = data.dims[1] - 1 - py % m.tile_height;
-      const float v = qa.tsnr[static_cast<size_t>(x + data.dims[0] * (y + data.dims[1] * z))];
-      ImGui::SetTooltip("slice %lld, voxel (%lld, %lld): tSNR %.1f", static_cast<long long>(z),
-                        static_cast<long long>(x), static_cast<long long>(y), v);
+      const float v = values[static_cast<size_t>(x + data.dims[0] * (y + data.dims[1] * z))];
+      ImGui::SetTooltip(
+          is_cnr ? "slice %lld, voxel (%lld, %lld): CNR %.2f" : "slice %lld, voxel (%lld, %lld): tSNR %.1f",
+          static_cast<long long>(z), static_cast<long long>(x), static_cast<long long>(y), v);
     }
   }
   ImGui::SameLine();
-  layout.add("qa:tsnr_scale", colour_scale("##tsnr_scale", 0.0f, tsnr_max_, ImVec2(60, std::max(h, 60.0f))));
+  const std::string scale_id = "##" + name + "_scale";
+  const ImVec2 scale_size(60, std::max(h, 60.0f));
+  layout.add("qa:" + name + "_scale", is_cnr ? signed_scale(scale_id.c_str(), map.maximum, scale_size)
+                                             : colour_scale(scale_id.c_str(), 0.0f, map.maximum, scale_size));
+  ImGui::EndGroup();
 }
 
 void QaPanel::carpet(const ViewerData& data, float height, Layout& layout) {
@@ -130,6 +170,9 @@ void QaPanel::traces(const ViewerData& data, float height, Layout& layout) {
     double QaSample::*field;
     double threshold;
     ImU32 colour;
+    const char* second_label = nullptr;  // a second series in the same plot (shown once it has a value)
+    double QaSample::*second = nullptr;
+    ImU32 second_colour = 0;
   };
   const Trace traces[] = {
       {"plot:qa_fd", "FD mm (filtered)", &QaSample::fd_mm, qa.thresholds.fd_mm, IM_COL32(250, 250, 250, 255)},
@@ -138,7 +181,8 @@ void QaPanel::traces(const ViewerData& data, float height, Layout& layout) {
        IM_COL32(240, 160, 60, 255)},
       {"plot:qa_global", "global signal", &QaSample::global_signal, kNaN, IM_COL32(80, 220, 80, 255)},
       {"plot:qa_quality", "quality index", &QaSample::quality_index, kNaN, IM_COL32(200, 90, 230, 255)},
-      {"plot:qa_tsnr", "tSNR median", &QaSample::tsnr_median, qa.thresholds.tsnr_min, IM_COL32(60, 210, 210, 255)},
+      {"plot:qa_tsnr", "tSNR median", &QaSample::tsnr_median, qa.thresholds.tsnr_min, IM_COL32(60, 210, 210, 255),
+       "sliding", &QaSample::sliding_tsnr_median, IM_COL32(240, 120, 200, 255)},
   };
   PlotOptions o;
   if (!qa.samples.empty()) {
@@ -154,14 +198,22 @@ void QaPanel::traces(const ViewerData& data, float height, Layout& layout) {
   const float h = (height - 2 * ImGui::GetStyle().ItemSpacing.y) / 3;
   for (size_t k = 0; k < std::size(traces); ++k) {
     const Trace& t = traces[k];
-    Series s{t.label, {}, {}, t.colour, 1.5f};
+    std::vector<Series> series{{t.label, {}, {}, t.colour, 1.5f}};
+    if (t.second != nullptr && std::any_of(qa.samples.begin(), qa.samples.end(),
+                                           [&](const QaSample& q) { return std::isfinite(q.*t.second); })) {
+      series.push_back({t.second_label, {}, {}, t.second_colour, 1.5f});
+    }
     for (const QaSample& q : qa.samples) {
-      s.x.push_back(static_cast<double>(q.volume));
-      s.y.push_back(q.*(t.field));
+      series[0].x.push_back(static_cast<double>(q.volume));
+      series[0].y.push_back(q.*(t.field));
+      if (series.size() > 1) {
+        series[1].x.push_back(static_cast<double>(q.volume));
+        series[1].y.push_back(q.*(t.second));
+      }
     }
     PlotOptions to = o;
     if (std::isfinite(t.threshold)) to.horizontal_lines = {t.threshold};
-    layout.add(t.id, line_plot(t.id, {s}, ImVec2(w, h), to));
+    layout.add(t.id, line_plot(t.id, series, ImVec2(w, h), to));
     if (k % 2 == 0) ImGui::SameLine();
   }
 }
@@ -178,16 +230,21 @@ void QaPanel::draw(const ViewerData& data, Layout& layout) {
     ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f), "QA off in the newest message (values of volume %lld)",
                        static_cast<long long>(s.volume));
   } else {
-    ImGui::Text("volume %lld   tSNR median %s   worst slice %s (z %s)", static_cast<long long>(s.volume),
-                number("%.1f", s.tsnr_median).c_str(),
-                qa.worst_slice >= 0 ? std::to_string(qa.worst_slice).c_str() : "-",
-                number("%.1f", s.slice_z_worst).c_str());
-    ImGui::Text("FD %s mm   outliers %s   quality %s   DVARS %s", number("%.2f", s.fd_mm).c_str(),
-                number("%.3f", s.outlier_fraction).c_str(), number("%.3f", s.quality_index).c_str(),
-                number("%.1f", s.dvars).c_str());
+    // The sliding window's median beside the cumulative one (the server sends it with a GLM). Three short lines,
+    // wrapped where the panel is narrower still.
+    const std::string window =
+        std::isfinite(s.sliding_tsnr_median) ? " (sliding " + number("%.1f", s.sliding_tsnr_median) + ")" : "";
+    ImGui::TextWrapped("volume %lld   tSNR median %s%s", static_cast<long long>(s.volume),
+                       number("%.1f", s.tsnr_median).c_str(), window.c_str());
+    ImGui::TextWrapped("worst slice %s (z %s)   FD %s mm   outliers %s",
+                       qa.worst_slice >= 0 ? std::to_string(qa.worst_slice).c_str() : "-",
+                       number("%.1f", s.slice_z_worst).c_str(), number("%.2f", s.fd_mm).c_str(),
+                       number("%.3f", s.outlier_fraction).c_str());
+    ImGui::TextWrapped("quality %s   DVARS %s", number("%.3f", s.quality_index).c_str(),
+                       number("%.1f", s.dvars).c_str());
   }
   const float total = ImGui::GetContentRegionAvail().y;
-  tsnr_mosaic(data, total * 0.28f, layout);
+  maps(data, total * 0.28f, layout);
   ImGui::Text("carpet: %zu volumes x %lld voxels, +-2 SD%s", qa.carpet.columns(),
               static_cast<long long>(qa.carpet.rows()), qa.carpet.split() > 0 ? ", GM above the line" : "");
   carpet(data, total * 0.15f, layout);

@@ -126,7 +126,7 @@ std::variant<TrUpdate, DecodeError> decode_result_message(std::string_view heade
         u.connectivity = std::move(data);
         continue;
       }
-      if (name == "qa_tsnr" || name == "qa_carpet") {
+      if (name == "qa_tsnr" || name == "qa_cnr" || name == "qa_carpet") {
         if (auto e = take_qa_frame(name, shape, u.dims, std::move(data), u.qa)) return DecodeError{*std::move(e)};
         continue;
       }

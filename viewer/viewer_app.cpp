@@ -538,6 +538,11 @@ struct FrameTimes {
   }
 };
 
+// A number for the layout's JSON: null when not known.
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
 void write_layout(const std::filesystem::path& path, const Layout& layout, int width, int height,
                   const ViewerData& data, const FrameTimes& frames, int64_t outline_pixels) {
   nlohmann::json j{{"width", width},
@@ -558,6 +563,10 @@ void write_layout(const std::filesystem::path& path, const Layout& layout, int w
                      {"carpet_columns", data.qa.carpet.columns()},
                      {"carpet_rows", data.qa.carpet.rows()},
                      {"tsnr_map", !data.qa.tsnr.empty()},
+                     {"cnr_map", !data.qa.cnr.empty()},
+                     {"tsnr_median", finite_or_null(data.qa.latest.tsnr_median)},
+                     {"sliding_tsnr_median", finite_or_null(data.qa.latest.sliding_tsnr_median)},
+                     {"cnr_p95", finite_or_null(data.qa.latest.cnr_p95)},
                      {"flagged_slices", data.qa.flagged.size()},
                      {"alarms", data.qa.alarms.size()}}}};
   nlohmann::json rects = nlohmann::json::object();

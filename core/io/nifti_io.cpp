@@ -1,5 +1,6 @@
-// NIfTI file reading and writing: locating the header and data files, size checks against the file,
-// streaming the voxel data through a bounded buffer with conversion to/from float32.
+// NIfTI file reading and writing: locating the header and data files, size checks against the file, the voxel data
+// of plain files read and converted to float32 on the host's cores, compressed ones streamed through a bounded
+// buffer; writing converts from float32 the same way.
 #include "core/io/nifti_io.hpp"
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "core/io/byte_stream.hpp"
 #include "core/io/checked_file.hpp"
 #include "core/io/nifti_header.hpp"
+#include "core/io/parallel_convert.hpp"
 
 namespace rtf {
 
@@ -131,14 +133,42 @@ void decode_chunk(const uint8_t* src, size_t count, const DecodedHeader& h, floa
                 std::span<float>(dst, count), {.byte_swapped = h.swapped, .slope = h.scl_slope, .inter = h.scl_inter});
 }
 
-// Uncompressed data were size-checked against the file, so the result is allocated whole. Compressed data
-// cannot be checked up front; their result grows (geometrically) as data actually arrive, so that a tiny
-// hostile .nii.gz claiming gigabytes costs no more memory than what it really decompresses to.
+// Uncompressed data were size-checked against the file: the result is allocated whole and filled on the host's
+// cores, each reading and decoding its own part of the file (core/io/parallel_convert.hpp).
+std::vector<float> read_plain_voxels(const fs::path& path, const Files& files, const DecodedHeader& h) {
+  std::vector<float> values;
+  uint64_t present = 0;
+  try {
+    values = io::read_voxels_parallel(files.data, h.data_offset, h.image.source_type,
+                                      {.byte_swapped = h.swapped, .slope = h.scl_slope, .inter = h.scl_inter},
+                                      static_cast<size_t>(h.voxel_count), present);
+  } catch (const std::runtime_error& e) {
+    throw NiftiError(path, fmt::format("reading voxel data failed: {}", e.what()));
+  }
+  if (present < h.data_bytes) {  // the file shrank after its size was checked
+    throw NiftiError(path, fmt::format("voxel data truncated: {} of {} bytes present", present, h.data_bytes));
+  }
+  return values;
+}
+
+// Compressed data cannot be checked up front. A file that could hold them (deflate expands at most 1032 times) gets
+// its result allocated whole at once; otherwise the result grows (geometrically) as data actually arrive, so that a
+// tiny hostile .nii.gz claiming gigabytes costs no more memory than what it really decompresses to.
 std::vector<float> read_voxels(const fs::path& path, const Files& files, const DecodedHeader& h) {
+  if (!files.data_gz) return read_plain_voxels(path, files, h);
   const auto total = static_cast<size_t>(h.voxel_count);
   const auto bpv = static_cast<size_t>(h.bytes_per_voxel);
+  constexpr uint64_t kMaxInflateRatio = 1032;
+  std::error_code ec;
+  const uintmax_t compressed = fs::file_size(files.data, ec);
+  const bool whole = !ec && h.data_offset + h.data_bytes <= compressed * kMaxInflateRatio;
   std::vector<float> values;
-  values.reserve(files.data_gz ? std::min(total, 4 * kChunkVoxels) : total);
+  if (whole) {
+    values = io::allocate_floats(total);
+  } else {
+    values.reserve(std::min(total, 4 * kChunkVoxels));
+  }
+  size_t filled = 0;  // values decoded (values.size() grows with them unless allocated whole)
   std::vector<uint8_t> buffer(std::min(total, kChunkVoxels) * bpv);
   try {
     io::ByteReader reader(files.data, files.data_gz);
@@ -147,22 +177,23 @@ std::vector<float> read_voxels(const fs::path& path, const Files& files, const D
       throw NiftiError(path, fmt::format("data ends after {} bytes, before the voxel data at vox_offset {}", skipped,
                                          h.data_offset));
     }
-    while (values.size() < total) {
-      const size_t done = values.size();
+    while (filled < total) {
+      const size_t done = filled;
       const size_t count = std::min(total - done, kChunkVoxels);
       const size_t got = reader.read(buffer.data(), count * bpv);
       if (got < count * bpv) {
         throw NiftiError(path,
                          fmt::format("voxel data truncated: {} of {} bytes present", done * bpv + got, h.data_bytes));
       }
-      if (done + count > values.capacity()) values.reserve(std::min(total, 2 * values.capacity()));
-      values.resize(done + count);
+      if (!whole) {
+        if (done + count > values.capacity()) values.reserve(std::min(total, 2 * values.capacity()));
+        values.resize(done + count);
+      }
       decode_chunk(buffer.data(), count, h, values.data() + done);
+      filled = done + count;
     }
-    if (files.data_gz) {
-      char tail[64];
-      (void)reader.read(tail, sizeof(tail));  // reaches the gzip trailer: checks the CRC of what was read
-    }
+    char tail[64];
+    (void)reader.read(tail, sizeof(tail));  // reaches the gzip trailer: checks the CRC of what was read
   } catch (const NiftiError&) {
     throw;
   } catch (const std::runtime_error& e) {

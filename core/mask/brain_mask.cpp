@@ -1,4 +1,4 @@
-// Brain mask: device smoothing, device sum for the mean, device threshold.
+// Brain mask: the temporal mean on the host's cores, device smoothing, device sum for the mean, device threshold.
 #include "core/mask/brain_mask.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 #include "core/device/launch.hpp"
 #include "core/filters/device_reduce.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
+#include "core/util/host_threads.hpp"
 
 namespace rtf {
 
@@ -22,12 +23,18 @@ Image mask_source_volume(const Image& series, int64_t volume) {
   h.num_volumes = 1;
   Image mean(h);
   const auto nvox = static_cast<size_t>(h.voxels_per_volume());
-  std::vector<double> acc(nvox, 0.0);
-  for (int64_t t = 0; t < series.nt(); ++t) {
-    auto v = series.volume(t);
-    for (size_t i = 0; i < nvox; ++i) acc[i] += v[i];
-  }
-  for (size_t i = 0; i < nvox; ++i) mean.data()[i] = static_cast<float>(acc[i] / static_cast<double>(series.nt()));
+  // Each thread its own range of voxels, summed over the volumes in order: the same sums on any number of cores.
+  const size_t workers = std::min(host_thread_count(), nvox * static_cast<size_t>(series.nt()) / (size_t{1} << 20) + 1);
+  host_ranges(nvox, workers, [&](size_t begin, size_t end, size_t) {
+    std::vector<double> acc(end - begin, 0.0);
+    for (int64_t t = 0; t < series.nt(); ++t) {
+      const float* v = series.volume(t).data() + begin;
+      for (size_t i = 0; i < acc.size(); ++i) acc[i] += v[i];
+    }
+    for (size_t i = 0; i < acc.size(); ++i) {
+      mean.data()[begin + i] = static_cast<float>(acc[i] / static_cast<double>(series.nt()));
+    }
+  });
   return mean;
 }
 

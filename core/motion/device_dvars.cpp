@@ -27,6 +27,8 @@ DeviceDvars::DeviceDvars(Device& device, std::span<const uint8_t> mask)
     throw std::invalid_argument(fmt::format("DeviceDvars: a mask of {} voxels", mask.size()));
   }
   mask_.write(device_.queue(), mask);
+  sums_host_ = PinnedHost<float>(device, kGroups);
+  counts_host_ = PinnedHost<int>(device, kGroups);
 }
 
 double DeviceDvars::next(const DeviceBuffer<float>& current) {
@@ -45,11 +47,10 @@ void DeviceDvars::enqueue_next(const DeviceBuffer<float>& current) {
     pending_ = Pending::kEmpty;
   } else {
     set_args(kernel_, current, previous_, mask_, partial_sum_, partial_count_, n_);
-    launch<1>(device_.queue(), kernel_, {static_cast<size_t>(kGroups) * kLocalSize}, {size_t{kLocalSize}});
-    sums_host_.resize(kGroups);
-    counts_host_.resize(kGroups);
-    partial_sum_.read_async(device_.queue(), sums_host_);
-    partial_count_.read_async(device_.queue(), counts_host_);
+    launch<1>(device_.queue(), kernel_, {static_cast<size_t>(kGroups) * kLocalSize}, {size_t{kLocalSize}}, {},
+              EventMode::kNone);
+    partial_sum_.read_async(device_.queue(), sums_host_.span());
+    partial_count_.read_async(device_.queue(), counts_host_.span());
     pending_ = Pending::kSums;
   }
   RTF_CL_CHECK(clEnqueueCopyBuffer(device_.queue(), current.get(), previous_.get(), 0, 0,

@@ -10,6 +10,7 @@
 
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
+#include "core/device/pinned_host.hpp"
 
 namespace rtf {
 
@@ -39,8 +40,8 @@ class DeviceDvars {
   DeviceBuffer<float> partial_sum_;
   DeviceBuffer<int> partial_count_;
   enum class Pending { kNone, kFirst, kEmpty, kSums } pending_ = Pending::kNone;
-  std::vector<float> sums_host_;
-  std::vector<int> counts_host_;
+  PinnedHost<float> sums_host_;  // the reads' destinations (page-locked)
+  PinnedHost<int> counts_host_;
 };
 
 }  // namespace rtf

@@ -61,12 +61,17 @@ DeviceCarpetColumn::DeviceCarpetColumn(Device& device, int64_t voxels, std::vect
     }
   }
   if (!indices.empty()) indices_.write(device.queue(), std::span<const int>(indices));
+  column_ = PinnedHost<float>(device, count_);
 }
 
 std::vector<float> DeviceCarpetColumn::column(const DeviceBuffer<float>& volume) {
   enqueue_column(volume);
   RTF_CL_CHECK(clFinish(device_.queue()));
-  return column_;
+  return column_result();
+}
+
+std::vector<float> DeviceCarpetColumn::column_result() const {
+  return {column_.span().begin(), column_.span().end()};
 }
 
 void DeviceCarpetColumn::enqueue_column(const DeviceBuffer<float>& volume) {
@@ -74,11 +79,10 @@ void DeviceCarpetColumn::enqueue_column(const DeviceBuffer<float>& volume) {
     throw std::invalid_argument(
         fmt::format("DeviceCarpetColumn: a volume of {} floats for {} voxels", volume.size(), voxels_));
   }
-  column_.assign(count_, 0.0f);
   if (count_ == 0) return;
   set_args(kernel_, volume, indices_, static_cast<int>(count_), values_);
-  launch<1>(device_.queue(), kernel_, {count_}, {kLocalSize});
-  values_.read_async(device_.queue(), column_);
+  launch<1>(device_.queue(), kernel_, {count_}, {kLocalSize}, {}, EventMode::kNone);
+  values_.read_async(device_.queue(), column_.span());
 }
 
 }  // namespace rtf

@@ -10,6 +10,7 @@
 
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
+#include "core/device/pinned_host.hpp"
 
 namespace rtf {
 
@@ -31,7 +32,7 @@ class DeviceCarpetColumn {
   std::vector<float> column(const DeviceBuffer<float>& volume);
   // The same in two steps: enqueue_column() launches and starts the read; column_result() once the queue has finished.
   void enqueue_column(const DeviceBuffer<float>& volume);
-  const std::vector<float>& column_result() const { return column_; }
+  std::vector<float> column_result() const;
   int64_t rows() const { return static_cast<int64_t>(count_); }
 
  private:
@@ -41,7 +42,7 @@ class DeviceCarpetColumn {
   ClKernel kernel_;
   DeviceBuffer<int> indices_;
   DeviceBuffer<float> values_;
-  std::vector<float> column_;
+  PinnedHost<float> column_;  // the read's destination (page-locked)
 };
 
 }  // namespace rtf

@@ -12,6 +12,7 @@
 #include "core/motion/device_dvars.hpp"
 #include "core/qa/carpet_column.hpp"
 #include "core/qa/image_quality.hpp"
+#include "core/qa/masked_median.hpp"
 #include "core/qa/quality_index.hpp"
 #include "core/qa/slice_means.hpp"
 #include "core/qa/sorted_series.hpp"
@@ -82,6 +83,9 @@ LiveQa::LiveQa(Device& device, const ImageHeader& grid, std::vector<uint8_t> mas
   slice_means_ = std::make_unique<DeviceSliceMeans>(device, grid.dims, mask_);
   dvars_ = std::make_unique<DeviceDvars>(device, mask_);
   sorted_ = std::make_unique<DeviceSortedSeries>(device, mask_, static_cast<int>(ring_capacity_));
+  tsnr_median_of_map_ = std::make_unique<DeviceMaskedMedian>(device, mask_);
+  if (sliding_) sliding_median_of_map_ = std::make_unique<DeviceMaskedMedian>(device, mask_);
+  tsnr_host_ = PinnedHost<float>(device, static_cast<size_t>(voxels_));
   quality_ = std::make_unique<DeviceQualityIndex>(device, mask_);
   const CarpetVoxels chosen = carpet_voxels(mask_, options_.carpet_rows, grey);
   carpet_split_ = chosen.split;
@@ -156,6 +160,20 @@ LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const R
     quality_->enqueue_quality_of_slot(ring.data(), static_cast<int>(ring.slot_of(index)));
   }
   carpet_->enqueue_column(volume_);
+  // tSNR: the map every tsnr_map_every volumes (and the second, the first with an SD), its median and the sliding
+  // window's taken on the device; only the cumulative map crosses to the host (for the viewer).
+  const bool with_map = cumulative_->count() >= 2 &&
+                        (cumulative_->count() == 2 || (index - first_index_) % options_.tsnr_map_every == 0);
+  const bool with_sliding_map = with_map && sliding_ && sliding_->count() >= 2;
+  if (with_map) {
+    cumulative_->compute_maps();
+    tsnr_median_of_map_->enqueue(cumulative_->tsnr());
+    cumulative_->tsnr().read_async(device_.queue(), tsnr_host_.span());
+  }
+  if (with_sliding_map) {
+    sliding_->compute_maps();
+    sliding_median_of_map_->enqueue(sliding_->tsnr());
+  }
   RTF_CL_CHECK(clFinish(device_.queue()));
 
   const SliceMeans means = slice_means_->result();
@@ -169,7 +187,7 @@ LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const R
   }
 
   // The carpet column, z-scored with each voxel's running moments (Welford in double on the host).
-  const std::vector<float>& raw = carpet_->column_result();
+  std::vector<float> raw = carpet_->column_result();
   const auto n = static_cast<double>(cumulative_->count());
   s.carpet.resize(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {
@@ -179,22 +197,13 @@ LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const R
     const double sd = n > 1 ? std::sqrt(carpet_m2_[i] / n) : 0.0;
     s.carpet[i] = sd > 0 ? static_cast<float>((raw[i] - carpet_mean_[i]) / sd) : 0.0f;
   }
-  carpet_columns_.push_back(raw);
+  carpet_columns_.push_back(std::move(raw));
 
-  // tSNR: the map every tsnr_map_every volumes (and the second, the first with an SD).
-  if (cumulative_->count() >= 2 &&
-      (cumulative_->count() == 2 || (index - first_index_) % options_.tsnr_map_every == 0)) {
-    cumulative_->compute_maps();
-    s.tsnr_map.resize(static_cast<size_t>(voxels_));
-    cumulative_->tsnr().read(device_.queue(), s.tsnr_map);
-    tsnr_median_ = median_in_mask(s.tsnr_map, mask_);
-    if (sliding_ && sliding_->count() >= 2) {  // only its tSNR map crosses to the host
-      sliding_->compute_maps();
-      std::vector<float> sliding_tsnr(static_cast<size_t>(voxels_));
-      sliding_->tsnr().read(device_.queue(), sliding_tsnr);
-      sliding_tsnr_median_ = median_in_mask(sliding_tsnr, mask_);
-    }
+  if (with_map) {
+    s.tsnr_map.assign(tsnr_host_.span().begin(), tsnr_host_.span().end());
+    tsnr_median_ = tsnr_median_of_map_->result();
   }
+  if (with_sliding_map) sliding_tsnr_median_ = sliding_median_of_map_->result();
   s.tsnr_median = tsnr_median_;
   s.sliding_tsnr_median = sliding_tsnr_median_;
   s.thresholds = options_.alarms;

@@ -18,6 +18,7 @@
 
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
+#include "core/device/pinned_host.hpp"
 #include "core/geometry/rigid_transform.hpp"
 #include "core/image/image.hpp"
 #include "core/qa/motion_filter.hpp"
@@ -34,6 +35,7 @@ class DeviceDvars;
 class DeviceSortedSeries;
 class DeviceQualityIndex;
 class DeviceCarpetColumn;
+class DeviceMaskedMedian;
 
 struct LiveQaOptions {
   SliceZScoreOptions slices;  // slices.threshold is also the slice alarm's
@@ -120,6 +122,8 @@ class LiveQa {
   std::unique_ptr<DeviceSortedSeries> sorted_;  // the ring's series per voxel, sorted: outliers, median volume
   std::unique_ptr<DeviceQualityIndex> quality_;
   std::unique_ptr<DeviceCarpetColumn> carpet_;
+  std::unique_ptr<DeviceMaskedMedian> tsnr_median_of_map_, sliding_median_of_map_;  // of the tSNR maps in the mask
+  PinnedHost<float> tsnr_host_;  // the cumulative tSNR map's read destination
   int64_t carpet_split_ = 0;
   DeviceBuffer<float> volume_, leaving_, median_;
   SliceZScores slice_z_;

@@ -1,6 +1,6 @@
 // `rtfmri qa`'s work (core/qa/qa_command.hpp): the whole run on the device at once (outliers, the median volume, every
-// volume's quality index), then volume by volume through one staging buffer (moments, slice means, DVARS); the files
-// written as one set.
+// volume's quality index), then volume by volume from the run on the device (moments, slice means, DVARS:
+// core/qa/run_measures.hpp), MRIQC's series measures on host threads meanwhile; the files written as one set.
 #include "core/qa/qa_command.hpp"
 
 #include <fmt/format.h>
@@ -10,18 +10,19 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 
+#include "core/device/pinned_upload.hpp"
 #include "core/image/same_grid.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
 #include "core/io/output_set.hpp"
 #include "core/mask/brain_mask.hpp"
-#include "core/motion/device_dvars.hpp"
 #include "core/motion/motion_files.hpp"
 #include "core/motion/motion_metrics.hpp"
 #include "core/qa/carpet_column.hpp"
@@ -29,9 +30,8 @@
 #include "core/qa/outlier_count.hpp"
 #include "core/qa/qa_outputs.hpp"
 #include "core/qa/quality_index.hpp"
-#include "core/qa/slice_means.hpp"
+#include "core/qa/run_measures.hpp"
 #include "core/qa/voxel_moments.hpp"
-#include "core/util/progress_log.hpp"
 #include "core/util/stopwatch.hpp"
 
 namespace rtf {
@@ -47,7 +47,7 @@ std::vector<uint8_t> read_mask(const QaCommandOptions& o, const Image& bold) {
   return mask;
 }
 
-// One run; `device()` opens the device on first use (after the inputs are checked) and keeps it.
+// One run; `device_of()` opens the device on first use (while the input is read) and keeps it.
 void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of) {
   const Stopwatch clock;
   const SliceZScores check_options(o.slices);  // refuses bad options before the input is read
@@ -63,7 +63,10 @@ void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of
     timing[name] = phase.seconds();
     phase = Stopwatch();
   };
-  const Image bold = read_nifti(o.input);
+  // The device opens on a thread of its own while the input is read. An input refused below is still what is
+  // reported (the opening is waited for, its own failure then dropped), as when the device opened after the checks.
+  std::future<Device*> opening = std::async(std::launch::async, [&device_of] { return &device_of(); });
+  Image bold = read_nifti(o.input);
   if (bold.nt() < 2) {
     throw std::invalid_argument(
         fmt::format("{}: qa needs a 4D series of at least 2 volumes (it has {})", o.input, bold.nt()));
@@ -81,7 +84,7 @@ void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of
   if (!motion.empty()) motion_filter.emplace(o.fd_filter, tr_s);  // refuses a band it cannot design at this TR
   std::vector<uint8_t> mask = o.mask.empty() ? std::vector<uint8_t>{} : read_mask(o, bold);
   lap("read");
-  Device* device = &device_of();
+  Device* device = opening.get();
   lap("device");
   if (mask.empty()) mask = compute_brain_mask(*device, bold, {.volume = -1}).inside;
   lap("mask");
@@ -98,8 +101,11 @@ void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of
   // The whole run against its own series: outliers (3dToutcount) and the median volume (3dTqual's reference).
   const cl_command_queue q = device->queue();
   DeviceBuffer<float> run(*device, static_cast<size_t>(voxels) * static_cast<size_t>(nt));
-  run.write(q, std::span<const float>(bold.data()));
+  upload_pinned(*device, run, std::span<const float>(bold.data()));
   lap("upload");
+  // MRIQC's measures of the series (core/qa/image_quality.hpp) on the host's cores while the device works.
+  std::future<SeriesQuality> series =
+      std::async(std::launch::async, [&] { return series_quality(bold.data(), nt, voxels, mask); });
   DeviceOutlierCount outliers(*device, mask, nt);
   const std::vector<int64_t> outlier_counts = outliers.count_every_volume(run, nt);
   lap("outliers");
@@ -111,29 +117,16 @@ void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of
   const std::vector<double> qualities_per_volume = quality.quality_every_volume(run, nt);
   lap("quality_index");
 
-  // Volume by volume.
-  DeviceVoxelMoments moments(*device, voxels);
-  DeviceSliceMeans slice_means(*device, h.dims, mask);
-  DeviceDvars dvars(*device, mask);
-  SliceZScores slice_z(o.slices);
-  DeviceBuffer<float> volume(*device, static_cast<size_t>(voxels));
-  std::vector<QaVolumeRow> rows(static_cast<size_t>(nt));
-  ProgressLog progress("qa volumes");
+  // Volume by volume, from the run already on the device (core/qa/run_measures.hpp).
+  RunMeasures measured = measure_run_volumes(*device, run, nt, h.dims, mask, o.slices);
+  std::vector<QaVolumeRow>& rows = measured.rows;
   for (int t = 0; t < nt; ++t) {
-    volume.write(q, bold.volume(t));
     QaVolumeRow& r = rows[static_cast<size_t>(t)];
-    r.volume = t;
-    moments.add(volume);
-    const SliceMeans means = slice_means.measure(volume);
-    r.global = means.global;
-    r.slices = slice_z.next(means.slice);
-    r.dvars = dvars.next(volume);
     r.quality = qualities_per_volume[static_cast<size_t>(t)];
     r.outliers = outlier_counts[static_cast<size_t>(t)];
     r.outlier_fraction = static_cast<double>(r.outliers) / static_cast<double>(mask_voxels);
-    progress(t + 1, nt);
   }
-  const MomentMaps maps = moments.read_maps();
+  const MomentMaps& maps = measured.maps;
   lap("volumes");
 
   // The set of files: the table, the summary with MRIQC's names, the maps, the report (core/qa/qa_outputs.hpp).
@@ -156,7 +149,7 @@ void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of
   {
     // MRIQC's image-quality metrics (core/qa/image_quality.hpp): of the mean EPI in the mask, and of the series.
     qa.image = image_quality(maps.mean, mask, h.dims, h.voxel_mm);
-    const SeriesQuality sq = series_quality(bold.data(), nt, voxels, mask);
+    const SeriesQuality sq = series.get();
     qa.gcor = sq.gcor;
     for (size_t t = 0; t < qa.rows.size(); ++t) {
       qa.rows[t].dvars_std = sq.dvars_std[t];
@@ -185,6 +178,9 @@ void qa_one(const QaCommandOptions& o, const std::function<Device&()>& device_of
     }
   }
   qa.extra["timing"] = timing;
+  // The run's 2 GB on the host are given back on a thread of their own while the files are written.
+  std::future<void> freeing = std::async(
+      std::launch::async, [values = std::move(bold.data())]() mutable { std::vector<float>().swap(values); });
 
   io::OutputSet outputs;  // every file under its final name only when all are written
   write_qa_files(qa, o.out, outputs);

@@ -1,10 +1,12 @@
-// The QA files of one run: the table, the summary and the report from one QaRun, written as one OutputSet.
+// The QA files of one run: the table, the summary and the report from one QaRun, written as one OutputSet (the maps
+// on threads of their own while the report is made).
 #include "core/qa/qa_outputs.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 
 #include "core/io/atomic_file.hpp"
 #include "core/io/nifti_io.hpp"
@@ -211,19 +213,31 @@ QaReportInput qa_report_input(const QaRun& run) {
 void write_qa_files(const QaRun& run, const std::string& prefix, io::OutputSet& outputs) {
   write_text_atomically(outputs.add(qa_file(prefix, "qa.tsv")), qa_table(run));
   write_text_atomically(outputs.add(qa_file(prefix, "qa.json")), qa_summary(run).dump(2) + "\n");
+  // The maps (one gzip member each: one core each) are compressed and written on threads of their own while the report
+  // is made here. Their paths are added on this thread, in the same order as ever; each writer is waited for in that
+  // order, the first failure among them thrown (naming its file) before the report is written, and no writer
+  // outlives this function (an exception waits for the others in ~future): the set's abort() then removes them all.
   ImageHeader map_header = run.grid;
   map_header.num_volumes = 1;
   map_header.tr_s = 0.0;
   map_header.description = "rtfmri qa";
+  std::vector<std::future<void>> maps;
+  const auto write_map = [&](const char* name, std::vector<float> values, DataType type) {
+    maps.push_back(std::async(std::launch::async,
+                              [path = outputs.add(qa_file(prefix, name)), &map_header, values = std::move(values),
+                               type]() mutable { write_nifti(path, Image(map_header, std::move(values)), type); }));
+  };
   if (!run.maps.mean.empty()) {
-    write_nifti(outputs.add(qa_file(prefix, "qa_mean.nii.gz")), Image(map_header, run.maps.mean));
-    write_nifti(outputs.add(qa_file(prefix, "qa_sd.nii.gz")), Image(map_header, run.maps.sd));
-    write_nifti(outputs.add(qa_file(prefix, "qa_tsnr.nii.gz")), Image(map_header, run.maps.tsnr));
+    write_map("qa_mean.nii.gz", run.maps.mean, DataType::kFloat32);
+    write_map("qa_sd.nii.gz", run.maps.sd, DataType::kFloat32);
+    write_map("qa_tsnr.nii.gz", run.maps.tsnr, DataType::kFloat32);
   }
-  if (!run.cnr.empty()) write_nifti(outputs.add(qa_file(prefix, "qa_cnr.nii.gz")), Image(map_header, run.cnr));
-  write_nifti(outputs.add(qa_file(prefix, "qa_mask.nii.gz")),
-              Image(map_header, std::vector<float>(run.mask.begin(), run.mask.end())), DataType::kUint8);
-  write_text_atomically(outputs.add(qa_file(prefix, "qa_report.html")), qa_report_html(qa_report_input(run)));
+  if (!run.cnr.empty()) write_map("qa_cnr.nii.gz", run.cnr, DataType::kFloat32);
+  write_map("qa_mask.nii.gz", std::vector<float>(run.mask.begin(), run.mask.end()), DataType::kUint8);
+  const std::filesystem::path report = outputs.add(qa_file(prefix, "qa_report.html"));
+  const std::string html = qa_report_html(qa_report_input(run));
+  for (std::future<void>& map : maps) map.get();
+  write_text_atomically(report, html);
 }
 
 }  // namespace rtf

@@ -1,5 +1,5 @@
-// DeviceQualityIndex: per batch of rows one launch sorting tiles, one per pairwise merge of runs, one rank launch and
-// one sums launch, and the partial triples added on the host.
+// DeviceQualityIndex: per batch of rows the sort's launches (core/qa/masked_sort.hpp), one rank launch and one sums
+// launch, and the partial triples added on the host.
 #include "core/qa/quality_index.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/device/launch.hpp"
+#include "core/qa/masked_sort.hpp"
 
 namespace rtf {
 
@@ -18,42 +19,36 @@ namespace {
 constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
-DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> mask, int64_t batch_bytes)
+DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> mask, int64_t batch_bytes,
+                                       int merge_ways)
     : device_(device), voxels_(static_cast<int64_t>(mask.size())) {
   if (mask.empty() || voxels_ > std::numeric_limits<int>::max() / 2) {
     throw std::invalid_argument(fmt::format("DeviceQualityIndex: a mask of {} voxels", mask.size()));
   }
-  if (static_cast<size_t>(kLocalSize) > device.info().max_work_group_size) {
-    throw std::runtime_error(fmt::format("DeviceQualityIndex: the device's work-groups hold {} items, {} needed",
-                                         device.info().max_work_group_size, kLocalSize));
+  if (merge_ways < 2 || merge_ways > 64) {
+    throw std::invalid_argument(fmt::format("DeviceQualityIndex: runs merged {} at a time (2 to 64)", merge_ways));
   }
-  const std::vector<std::string> defines{fmt::format("LOCAL_SIZE={}", kLocalSize), fmt::format("TILE={}", kTile)};
-  sort_tiles_ = device.kernel("rank_correlation.cl", "sort_tiles", defines);
-  merge_ = device.kernel("rank_correlation.cl", "merge_runs", defines);
+  const auto count = static_cast<int64_t>(std::count_if(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; }));
+  // Per row: the sort's buffers, the ranks (4 bytes a voxel), the partials.
+  const int64_t row_bytes =
+      DeviceMaskedSort::row_bytes(count) + 4 * std::max<int64_t>(count, 1) + int64_t{8} * 3 * kGroups;
+  max_rows_ = static_cast<int>(std::clamp<int64_t>(batch_bytes / row_bytes, 1, 4096));
+  sort_ = std::make_unique<DeviceMaskedSort>(device, mask, max_rows_, merge_ways);
+  count_ = sort_->count();
+  const std::vector<std::string> defines{fmt::format("LOCAL_SIZE={}", kLocalSize),
+                                         fmt::format("TILE={}", DeviceMaskedSort::kTile)};
   ranks_kernel_ = device.kernel("rank_correlation.cl", "average_ranks", defines);
   sums_ = device.kernel("rank_correlation.cl", "rank_sums", defines);
-  std::vector<int> masked;
-  for (size_t v = 0; v < mask.size(); ++v) {
-    if (mask[v] != 0) masked.push_back(static_cast<int>(v));
-  }
-  count_ = static_cast<int>(masked.size());
   const auto n = static_cast<size_t>(std::max(count_, 1));
-  tile_count_ = static_cast<int>((n + kTile - 1) / kTile);
-  const auto tiled = static_cast<size_t>(tile_count_) * kTile;
-  // Per row: keys and ranks (4 bytes a voxel), the sorted runs and their ping-pong twin, the partials.
-  const auto row_bytes = static_cast<int64_t>(8 * n + 8 * tiled + 8 * 3 * kGroups);
-  max_rows_ = static_cast<int>(std::clamp<int64_t>(batch_bytes / row_bytes, 1, 4096));
   const auto rows = static_cast<size_t>(max_rows_);
-  masked_ = DeviceBuffer<int>(device, n);
-  if (count_ > 0) masked_.write(device.queue(), masked);
-  bad_ = DeviceBuffer<int>(device, rows);
   reference_ranks_ = DeviceBuffer<int>(device, n);
   ranks_ = DeviceBuffer<int>(device, n * rows);
-  keys_ = DeviceBuffer<uint32_t>(device, n * rows);
-  tiles_ = DeviceBuffer<uint32_t>(device, tiled * rows);
-  merged_ = DeviceBuffer<uint32_t>(device, tiled * rows);
   partials_ = DeviceBuffer<int64_t>(device, 3 * kGroups * rows);
+  bad_host_ = PinnedHost<int>(device, rows);
+  partials_host_ = PinnedHost<int64_t>(device, 3 * kGroups * rows);
 }
+
+DeviceQualityIndex::~DeviceQualityIndex() = default;
 
 void DeviceQualityIndex::check(const DeviceBuffer<float>& volumes, int count) const {
   if (count < 1 || volumes.size() < static_cast<size_t>(voxels_) * static_cast<size_t>(count)) {
@@ -67,22 +62,10 @@ void DeviceQualityIndex::enqueue_rank(const DeviceBuffer<float>& volumes, int fi
   const cl_command_queue q = device_.queue();
   const auto r = static_cast<size_t>(rows);
   const auto n = static_cast<size_t>(count_);
-  bad_.fill_async(q, 0);
-  set_args(sort_tiles_, volumes, static_cast<int>(voxels_), first, masked_, count_, keys_, tiles_, bad_);
-  launch<2>(q, sort_tiles_, {static_cast<size_t>(tile_count_) * kLocalSize, r}, {size_t{kLocalSize}, 1}, {},
-            EventMode::kNone);
-  const int total = tile_count_ * kTile;
-  DeviceBuffer<uint32_t>* from = &tiles_;
-  DeviceBuffer<uint32_t>* to = &merged_;
-  for (int run = kTile; run < total; run *= 2) {
-    set_args(merge_, *from, *to, total, run);
-    launch<2>(q, merge_, {static_cast<size_t>(total), r}, {size_t{kLocalSize}, 1}, {}, EventMode::kNone);
-    std::swap(from, to);
-  }
-  set_args(ranks_kernel_, keys_, *from, count_, total, ranks);
+  const DeviceBuffer<uint32_t>& sorted = sort_->enqueue(volumes, first, rows);
+  set_args(ranks_kernel_, sort_->keys(), sorted, count_, sort_->total(), ranks);
   launch<2>(q, ranks_kernel_, {n, r}, {size_t{kLocalSize}, 1}, {}, EventMode::kNone);
-  bad_host_.assign(r, 0);
-  bad_.read_async(q, bad_host_);
+  sort_->bad().read_async(q, bad_host_.span().first(r));
 }
 
 void DeviceQualityIndex::set_reference(const DeviceBuffer<float>& reference) {
@@ -100,8 +83,7 @@ void DeviceQualityIndex::enqueue_sums(int rows) {
   set_args(sums_, ranks_, reference_ranks_, count_, partials_);
   launch<2>(device_.queue(), sums_, {static_cast<size_t>(kGroups) * kLocalSize, r}, {size_t{kLocalSize}, 1}, {},
             EventMode::kNone);
-  partials_host_.assign(3 * kGroups * r, 0);
-  partials_.read_async(device_.queue(), partials_host_);
+  partials_.read_async(device_.queue(), partials_host_.span().first(3 * kGroups * r));
 }
 
 std::vector<double> DeviceQualityIndex::correlations(int rows) const {

@@ -1,24 +1,33 @@
 // DeviceQualityIndex: AFNI 3dTqual's quality index of a volume, 1 - Spearman's rank correlation with a reference volume
 // (the run's voxel-wise median volume, DeviceOutlierCount::medians) over a mask, on the device and exact: average ranks
-// of tied values as integers (tiles of the values sorted in local memory, runs merged pairwise, then each value's first
-// and last place), integer sums (kernels/rank_correlation.cl: 5 + log2(tiles of 1,024) launches per batch). One volume
+// of tied values as integers (tiles of the values sorted in local memory, runs merged eight at a time, then each value's first
+// and last place), integer sums (kernels/rank_correlation.cl: 4 + log8(tiles of 1,024) launches per batch). One volume
 // (live), or every volume of a run in batches of rows (offline: the sort's launches shared by the batch).
 // docs/algorithms/qa.md.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
+#include "core/device/pinned_host.hpp"
 
 namespace rtf {
 
+class DeviceMaskedSort;
+
 class DeviceQualityIndex {
  public:
-  // `mask`: one byte per voxel (non-zero: inside); `batch_bytes`: device memory for the rows of one batch.
-  DeviceQualityIndex(Device& device, std::span<const uint8_t> mask, int64_t batch_bytes = int64_t{512} << 20);
+  // `mask`: one byte per voxel (non-zero: inside); `batch_bytes`: device memory for the rows of one batch;
+  // `merge_ways`: sorted runs merged at a time (2..64; more: fewer launches, more binary searches a key).
+  DeviceQualityIndex(Device& device, std::span<const uint8_t> mask, int64_t batch_bytes = int64_t{512} << 20,
+                     int merge_ways = 8);
+  ~DeviceQualityIndex();
+  DeviceQualityIndex(const DeviceQualityIndex&) = delete;
+  DeviceQualityIndex& operator=(const DeviceQualityIndex&) = delete;
 
   // The volume the others are compared with (at least the mask's voxels); its ranks are kept. Waits for the device.
   void set_reference(const DeviceBuffer<float>& reference);
@@ -40,7 +49,6 @@ class DeviceQualityIndex {
  private:
   static constexpr int kLocalSize = 256;
   static constexpr int kGroups = 64;
-  static constexpr int kTile = 1024;  // values sorted per work-group
   // Enqueues the ranks of the masked values of volumes first .. first + rows - 1 of `volumes` into the first rows of
   // `ranks`, and the read of each row's non-finite flag into bad_host_.
   void enqueue_rank(const DeviceBuffer<float>& volumes, int first, int rows, DeviceBuffer<int>& ranks);
@@ -56,13 +64,12 @@ class DeviceQualityIndex {
   int max_rows_ = 1;
   bool reference_set_ = false, reference_finite_ = false;
   bool pending_ = false, pending_undefined_ = false;
-  ClKernel sort_tiles_, merge_, ranks_kernel_, sums_;
-  int tile_count_ = 1;
-  DeviceBuffer<int> masked_, bad_, reference_ranks_, ranks_;
-  DeviceBuffer<uint32_t> keys_, tiles_, merged_;
+  std::unique_ptr<DeviceMaskedSort> sort_;
+  ClKernel ranks_kernel_, sums_;
+  DeviceBuffer<int> reference_ranks_, ranks_;
   DeviceBuffer<int64_t> partials_;
-  std::vector<int> bad_host_;
-  std::vector<int64_t> partials_host_;
+  PinnedHost<int> bad_host_;  // the reads' destinations (page-locked)
+  PinnedHost<int64_t> partials_host_;
 };
 
 }  // namespace rtf

@@ -28,6 +28,8 @@ DeviceSliceMeans::DeviceSliceMeans(Device& device, std::array<int64_t, 3> dims, 
         fmt::format("DeviceSliceMeans: a mask of {} voxels for a grid of {}", mask.size(), voxels));
   }
   mask_.write(device_.queue(), mask);
+  sums_host_ = PinnedHost<float>(device, sums_.size());
+  counts_host_ = PinnedHost<int>(device, counts_.size());
 }
 
 SliceMeans DeviceSliceMeans::measure(const DeviceBuffer<float>& volume) {
@@ -43,17 +45,17 @@ void DeviceSliceMeans::enqueue(const DeviceBuffer<float>& volume) {
                                             slice_voxels * dims_[2]));
   }
   set_args(kernel_, volume, mask_, sums_, counts_, static_cast<int>(slice_voxels));
-  launch<1>(device_.queue(), kernel_, {static_cast<size_t>(dims_[2]) * kLocalSize}, {size_t{kLocalSize}});
-  sums_host_.resize(sums_.size());
-  counts_host_.resize(counts_.size());
-  sums_.read_async(device_.queue(), sums_host_);
-  counts_.read_async(device_.queue(), counts_host_);
+  launch<1>(device_.queue(), kernel_, {static_cast<size_t>(dims_[2]) * kLocalSize}, {size_t{kLocalSize}}, {},
+            EventMode::kNone);
+  sums_.read_async(device_.queue(), sums_host_.span());
+  counts_.read_async(device_.queue(), counts_host_.span());
+  enqueued_ = true;
 }
 
 SliceMeans DeviceSliceMeans::result() const {
-  const std::vector<float>& sums = sums_host_;
-  const std::vector<int>& counts = counts_host_;
-  if (sums.empty()) throw std::logic_error("DeviceSliceMeans: result() before enqueue()");
+  if (!enqueued_) throw std::logic_error("DeviceSliceMeans: result() before enqueue()");
+  const std::span<const float> sums = sums_host_.span();
+  const std::span<const int> counts = counts_host_.span();
   SliceMeans out;
   out.slice.resize(static_cast<size_t>(dims_[2]));
   double total = 0.0;

@@ -11,6 +11,7 @@
 
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
+#include "core/device/pinned_host.hpp"
 
 namespace rtf {
 
@@ -39,8 +40,9 @@ class DeviceSliceMeans {
   DeviceBuffer<uint8_t> mask_;
   DeviceBuffer<float> sums_;
   DeviceBuffer<int> counts_;
-  std::vector<float> sums_host_;
-  std::vector<int> counts_host_;
+  PinnedHost<float> sums_host_;  // the reads' destinations (page-locked)
+  PinnedHost<int> counts_host_;
+  bool enqueued_ = false;
 };
 
 }  // namespace rtf

@@ -14,10 +14,19 @@ namespace rtf {
 
 namespace {
 constexpr size_t kLocalSize = 64;
+constexpr size_t kSharedGroup = 128;  // sorted_series_replace_shared: work-items a group (kSharedGroup / lanes rows)
+
+size_t shared_local_bytes(int capacity, int lanes) {
+  return kSharedGroup / static_cast<size_t>(lanes) * (static_cast<size_t>(capacity) * sizeof(float) + 8 * sizeof(int));
+}
 }  // namespace
 
-DeviceSortedSeries::DeviceSortedSeries(Device& device, std::span<const uint8_t> mask, int capacity)
-    : device_(device), voxels_(static_cast<int64_t>(mask.size())), capacity_(capacity) {
+DeviceSortedSeries::DeviceSortedSeries(Device& device, std::span<const uint8_t> mask, int capacity, Kernel kernel,
+                                       int lanes)
+    : device_(device), voxels_(static_cast<int64_t>(mask.size())), capacity_(capacity), lanes_(lanes) {
+  if (lanes != 4 && lanes != 8 && lanes != 16 && lanes != 32) {
+    throw std::invalid_argument(fmt::format("DeviceSortedSeries: {} work-items a row (4, 8, 16 or 32)", lanes));
+  }
   if (mask.empty() || voxels_ > std::numeric_limits<int>::max() || capacity < 1 ||
       static_cast<int64_t>(mask.size()) * capacity > std::numeric_limits<int>::max()) {
     throw std::invalid_argument(
@@ -29,14 +38,24 @@ DeviceSortedSeries::DeviceSortedSeries(Device& device, std::span<const uint8_t> 
   }
   count_ = static_cast<int>(masked.size());
   const auto n = static_cast<size_t>(std::max(count_, 1));
-  replace_ = device.kernel("sorted_series.cl", "sorted_series_replace");
-  medians_ = device.kernel("sorted_series.cl", "sorted_series_medians");
+  // The shared kernel where its rows fit in half the local memory and a work-group of 128 is allowed (any GPU).
+  const bool fits = capacity > 0 && shared_local_bytes(capacity, lanes) <= device.info().local_mem_bytes / 2 &&
+                    device.info().max_work_group_size >= kSharedGroup;
+  if (kernel == Kernel::kShared && !fits) {
+    throw std::invalid_argument(fmt::format("DeviceSortedSeries: rows of {} do not fit the local memory", capacity));
+  }
+  shared_ = kernel == Kernel::kShared || (kernel == Kernel::kAuto && fits && device.info().is_gpu());
+  const std::vector<std::string> defines{fmt::format("SERIES_LANES={}", lanes)};
+  replace_ = device.kernel("sorted_series.cl", shared_ ? "sorted_series_replace_shared" : "sorted_series_replace",
+                           defines);
+  medians_ = device.kernel("sorted_series.cl", "sorted_series_medians", defines);
   masked_ = DeviceBuffer<int>(device, n);
   if (count_ > 0) masked_.write(device.queue(), masked);
   nonfinite_ = DeviceBuffer<int>(device, n);
   outliers_ = DeviceBuffer<int>(device, 1);
   values_ = DeviceBuffer<float>(device, n * static_cast<size_t>(capacity));
   ordered_ = DeviceBuffer<float>(device, n * static_cast<size_t>(capacity));
+  outliers_host_ = PinnedHost<int>(device, 1);
   clear();
 }
 
@@ -62,20 +81,30 @@ void DeviceSortedSeries::enqueue_replace(const DeviceBuffer<float>& volumes, int
     ++held_;
   }
   pending_ = count_outliers;
-  outliers_host_ = 0;
+  outliers_host_[0] = 0;
   if (count_ == 0) return;
   const cl_command_queue q = device_.queue();
   if (count_outliers) outliers_.fill_async(q, 0);
   const auto scale = static_cast<float>(DeviceOutlierCount::threshold_scale(held_));
-  set_args(replace_, volumes, static_cast<int>(voxels_), slot, masked_, count_, capacity_, held_before,
-           was_held ? 1 : 0, values_, ordered_, nonfinite_, count_outliers ? 1 : 0, scale, outliers_);
-  launch<1>(q, replace_, {static_cast<size_t>(count_)}, {kLocalSize}, {}, EventMode::kNone);
-  if (count_outliers) outliers_.read_async(q, std::span<int>(&outliers_host_, 1));
+  if (shared_) {
+    const size_t rows = kSharedGroup / static_cast<size_t>(lanes_);
+    const size_t rows_bytes = rows * static_cast<size_t>(capacity_) * sizeof(float);
+    set_args(replace_, volumes, static_cast<int>(voxels_), slot, masked_, count_, capacity_, held_before,
+             was_held ? 1 : 0, values_, ordered_, nonfinite_, count_outliers ? 1 : 0, scale, outliers_,
+             LocalMemory{rows_bytes}, LocalMemory{rows * 8 * sizeof(int)});
+    const size_t groups = (static_cast<size_t>(count_) + rows - 1) / rows;
+    launch<1>(q, replace_, {groups * kSharedGroup}, {kSharedGroup}, {}, EventMode::kNone);
+  } else {
+    set_args(replace_, volumes, static_cast<int>(voxels_), slot, masked_, count_, capacity_, held_before,
+             was_held ? 1 : 0, values_, ordered_, nonfinite_, count_outliers ? 1 : 0, scale, outliers_);
+    launch<1>(q, replace_, {static_cast<size_t>(count_)}, {kLocalSize}, {}, EventMode::kNone);
+  }
+  if (count_outliers) outliers_.read_async(q, outliers_host_.span());
 }
 
 int64_t DeviceSortedSeries::outliers_result() const {
   if (!pending_) throw std::logic_error("DeviceSortedSeries: outliers_result() without a counting replace");
-  return outliers_host_;
+  return outliers_host_[0];
 }
 
 void DeviceSortedSeries::enqueue_medians(DeviceBuffer<float>& medians) {

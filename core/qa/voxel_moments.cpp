@@ -44,7 +44,7 @@ void DeviceVoxelMoments::check_volume(const DeviceBuffer<float>& volume, const c
 }
 
 void DeviceVoxelMoments::launch_over_voxels(const ClKernel& kernel) {
-  launch<1>(device_.queue(), kernel, {static_cast<size_t>(voxels_)}, {kLocalSize});
+  launch<1>(device_.queue(), kernel, {static_cast<size_t>(voxels_)}, {kLocalSize}, {}, EventMode::kNone);
 }
 
 void DeviceVoxelMoments::add(const DeviceBuffer<float>& volume) {

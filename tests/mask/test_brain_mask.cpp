@@ -1,9 +1,10 @@
 // Brain mask and device sum: device against the double-precision reference on odd grids with a
-// bright ellipsoid "brain" in noise; bad input rejected.
+// bright ellipsoid "brain" in noise; the temporal mean on threads bit for bit the ordered sum; bad input rejected.
 // ctest-label: gpu
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "core/filters/device_reduce.hpp"
@@ -68,6 +69,20 @@ TEST(BrainMask, TemporalMeanSource) {
   }
   const BrainMask mask = compute_brain_mask(test::test_device(), series, {4.0, 0.9, -1});
   EXPECT_GT(mask.count, 0);
+}
+
+// A series large enough to be summed on several threads (each its own voxels): the mean the same, bit for bit, as the
+// one-threaded sum in double over the volumes in order.
+TEST(BrainMask, TemporalMeanOnThreadsIsTheOrderedSum) {
+  const Image series = blob_series({37, 29, 23}, 47, 11);  // 1.16 M values
+  const Image mean = mask_source_volume(series, -1);
+  const auto nvox = static_cast<size_t>(series.header().voxels_per_volume());
+  for (size_t i = 0; i < nvox; ++i) {
+    double s = 0.0;
+    for (int64_t t = 0; t < series.nt(); ++t) s += series.volume(t)[i];
+    const auto want = static_cast<float>(s / static_cast<double>(series.nt()));
+    ASSERT_EQ(std::memcmp(&mean.data()[i], &want, sizeof(float)), 0) << "voxel " << i;
+  }
 }
 
 TEST(BrainMask, RejectsBadInput) {

@@ -1,5 +1,6 @@
 // ctest-label: gpu
-// DeviceSortedSeries against DeviceOutlierCount (itself checked against the double reference in test_outlier_count):
+// DeviceSortedSeries (both kernels: 32 work-items to a row in local memory, one work-item to a row) against
+// DeviceOutlierCount (itself checked against the double reference in test_outlier_count):
 // a ring of odd and even capacity turning over many more volumes than it holds, fresh random int16-like series (ties)
 // with spikes, a NaN that enters a voxel's series and later leaves it, and a constant voxel (MAD 0): after every new
 // volume the outlier count of the newest equals the full recount exactly (the same float arithmetic on the same
@@ -17,15 +18,23 @@
 namespace rtf {
 namespace {
 
-TEST(SortedSeries, MatchesAFullRecountAsTheRingTurns) {
+struct SeriesKernel {
+  DeviceSortedSeries::Kernel kernel;
+  int lanes;
+};
+
+class SortedSeriesKernels : public ::testing::TestWithParam<SeriesKernel> {};
+
+TEST_P(SortedSeriesKernels, MatchesAFullRecountAsTheRingTurns) {
   Device& device = test::test_device();
+  const DeviceSortedSeries::Kernel kernel = GetParam().kernel;
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> base(800.0f, 150.0f), noise(0.0f, 20.0f), spike(0.0f, 400.0f);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   const size_t voxels = 19 * 11 * 5;
-  for (const int capacity : {13, 16}) {
+  for (const int capacity : {13, 16, 71}) {  // 71: several entries to each of the shared kernel's lanes
     std::vector<uint8_t> mask(voxels);
     std::bernoulli_distribution inside(0.8);
     for (auto& m : mask) m = inside(rng) ? 1 : 0;
@@ -34,7 +43,8 @@ TEST(SortedSeries, MatchesAFullRecountAsTheRingTurns) {
     for (float& m : mean) m = std::round(base(rng));
     DeviceBuffer<float> ring(device, voxels * static_cast<size_t>(capacity));
     ring.write(device.queue(), std::vector<float>(voxels * static_cast<size_t>(capacity), 0.0f));
-    DeviceSortedSeries sorted(device, mask, capacity);
+    DeviceSortedSeries sorted(device, mask, capacity, kernel, GetParam().lanes);
+    ASSERT_EQ(sorted.shared_rows(), kernel == DeviceSortedSeries::Kernel::kShared);
     DeviceOutlierCount recount(device, mask, capacity, int64_t{256} << 20, false);
     DeviceBuffer<float> median(device, voxels), recounted_median(device, voxels);
     median.fill(device.queue(), 0.0f);
@@ -78,6 +88,18 @@ TEST(SortedSeries, MatchesAFullRecountAsTheRingTurns) {
   }
 }
 
+// The per-item kernel, and the shared one with 32, 8 and 4 work-items a row (a row then spans one group's 4 or 32).
+INSTANTIATE_TEST_SUITE_P(BothKernels, SortedSeriesKernels,
+                         ::testing::Values(SeriesKernel{DeviceSortedSeries::Kernel::kPerItem, 32},
+                                           SeriesKernel{DeviceSortedSeries::Kernel::kShared, 32},
+                                           SeriesKernel{DeviceSortedSeries::Kernel::kShared, 8},
+                                           SeriesKernel{DeviceSortedSeries::Kernel::kShared, 4}),
+                         [](const auto& param_info) {
+                           return param_info.param.kernel == DeviceSortedSeries::Kernel::kShared
+                                      ? "Shared" + std::to_string(param_info.param.lanes)
+                                      : std::string("PerItem");
+                         });
+
 TEST(SortedSeries, RefusesBadUse) {
   Device& device = test::test_device();
   const std::vector<uint8_t> mask(10, 1);
@@ -91,6 +113,7 @@ TEST(SortedSeries, RefusesBadUse) {
   EXPECT_THROW(sorted.enqueue_medians(small), std::invalid_argument);
   EXPECT_THROW(DeviceSortedSeries(device, mask, 0), std::invalid_argument);
   EXPECT_THROW(DeviceSortedSeries(device, std::vector<uint8_t>{}, 4), std::invalid_argument);
+  EXPECT_THROW(DeviceSortedSeries(device, mask, 4, DeviceSortedSeries::Kernel::kShared, 6), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Checks a viewer snapshot (PNG + PNG.json layout written by rtfmri-view --snapshot); standard library only.
 
-  check_snapshot.py SNAPSHOT.png --min-trs N [--replay] [--outlines] [--qa]
+  check_snapshot.py SNAPSHOT.png --min-trs N [--replay] [--outlines] [--qa [--cnr]]
                                                  exit 0 when every check passes, 1 with the failures
                                                  (--replay: a recorded session, no device reported;
                                                   --outlines: ROI outlines must be drawn over the slices;
-                                                  --qa: the server sent QA, its panel must show it)
+                                                  --qa: the server sent QA, its panel must show it;
+                                                  --cnr: and a design's CNR map and sliding-window tSNR median)
   check_snapshot.py --self-test                  proves the checks reject a blank and a panel-less picture
 
 Checks: every panel is present inside the picture; the three slices are not blank (enough non-black pixels with
@@ -13,7 +14,8 @@ contrast); the traces are drawn (coloured pixels in the motion, FD, feedback and
 map has coloured cells; the snapshot was taken after at least N TRs; the device was reported; with --outlines, the
 first ROI's outline colour (magenta, which no map colour produces) is in the slices and the viewer counted outline
 pixels; with --qa, the QA panel shows QA (the viewer saw it), its traces and carpet are drawn and the tSNR map has
-coloured pixels; the frame-time
+coloured pixels; with --cnr, the CNR map is drawn beside it with hot and cool pixels and the viewer got the CNR p95 and
+the sliding-window tSNR median; the frame-time
 statistics were reported (printed, not judged: how fast frames are depends on the machine and what runs beside it,
 so keeping up is measured in docs/performance.md, not asserted here).
 """
@@ -82,6 +84,31 @@ def is_outline(p):
     return p[0] > 240 and p[1] < 20 and p[2] > 240
 
 
+def check_cnr(rows, layout):
+    """With a design: the CNR map in hot (positive) and cool (negative) colours, its p95 and the sliding tSNR median."""
+    failures = []
+    rects = layout.get("rects", {})
+    qa = layout.get("qa", {})
+    if not qa.get("cnr_map"):
+        failures.append(f"CNR: the viewer got no CNR map ({qa})")
+    for key in ("cnr_p95", "sliding_tsnr_median"):
+        if not isinstance(qa.get(key), (int, float)):
+            failures.append(f"CNR: qa.{key} not received ({qa.get(key)})")
+    for name in ("qa:cnr", "qa:cnr_scale"):
+        r = rects.get(name)
+        if r is None or r[2] < 20 or r[3] < 20:
+            failures.append(f"{name}: missing from the layout or empty ({r})")
+    if "qa:cnr" in rects:
+        hot = sum(p[0] > 120 and p[0] > p[2] + 60 for p in pixels(rows, rects["qa:cnr"]))
+        cool = sum(p[2] > 120 and p[2] > p[0] + 60 for p in pixels(rows, rects["qa:cnr"]))
+        if hot < 20 or cool < 20:
+            failures.append(f"qa:cnr: not a signed map's colours ({hot} hot, {cool} cool pixels)")
+        elif not failures:
+            print(f"check_snapshot: CNR map drawn ({hot} hot, {cool} cool pixels; p95 {qa['cnr_p95']:.2f}, sliding "
+                  f"tSNR median {qa['sliding_tsnr_median']:.1f})")
+    return failures
+
+
 def check_qa(rows, layout):
     """The QA panel shows what the server sent: traces, a carpet with contrast, a tSNR map in colour."""
     failures = []
@@ -114,7 +141,7 @@ def check_qa(rows, layout):
     return failures
 
 
-def check(width, height, rows, layout, min_trs, replay=False, outlines=False, qa=False):
+def check(width, height, rows, layout, min_trs, replay=False, outlines=False, qa=False, cnr=False):
     failures = []
     rects = layout.get("rects", {})
     for name in PANELS + SLICES + TRACES + ["matrix:connectivity", "colour_bar"]:
@@ -151,6 +178,8 @@ def check(width, height, rows, layout, min_trs, replay=False, outlines=False, qa
                   f"pixels; ROIs {layout.get('roi_labels')})")
     if qa:
         failures += check_qa(rows, layout)
+    if cnr:
+        failures += check_cnr(rows, layout)
     if layout.get("trs", 0) < min_trs:
         failures.append(f"only {layout.get('trs', 0)} TRs shown, expected at least {min_trs}")
     if min_trs > 0 and not replay and not layout.get("device"):
@@ -183,8 +212,13 @@ def self_test():
         layout["rects"][name] = [0, 0, 64, 64]
     failures = check(width, height, blank, layout, 1, qa=True)
     assert all(any(f.startswith(n) for f in failures) for n in QA_TRACES + ["qa:carpet", "qa:tsnr"]), failures
-    print("check_snapshot: self-test passed (a blank picture, a missing layout, missing outlines and a blank QA panel "
-          "are rejected)")
+    failures = check(width, height, blank, layout, 1, qa=True, cnr=True)
+    assert any("no CNR map" in f for f in failures) and any("qa:cnr" in f for f in failures), failures
+    layout["qa"].update({"cnr_map": True, "cnr_p95": 2.0, "sliding_tsnr_median": 40.0})
+    layout["rects"]["qa:cnr"] = layout["rects"]["qa:cnr_scale"] = [0, 0, 64, 64]
+    assert any(f.startswith("qa:cnr: not a signed") for f in check(width, height, blank, layout, 1, qa=True, cnr=True))
+    print("check_snapshot: self-test passed (a blank picture, a missing layout, missing outlines, a blank QA panel and "
+          "a missing or blank CNR map are rejected)")
 
 
 def main():
@@ -196,7 +230,7 @@ def main():
     width, height, rows = read_png(path)
     layout = json.load(open(path + ".json"))
     failures = check(width, height, rows, layout, min_trs, "--replay" in sys.argv, "--outlines" in sys.argv,
-                     "--qa" in sys.argv)
+                     "--qa" in sys.argv, "--cnr" in sys.argv)
     for f in failures:
         print("check_snapshot: FAIL", f)
     if not failures:

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Publishes synthetic per-TR results with the QA stage's fields (docs/protocol.md §8: `qa`, `qa_alarm`, frames
-`qa_tsnr` and `qa_carpet`) on a ZeroMQ PUB socket, for the viewer's QA panel without a server. Standard library only:
-libzmq through ctypes.
+`qa_tsnr`, `qa_cnr` and `qa_carpet`) on a ZeroMQ PUB socket, for the viewer's QA panel without a server. Standard
+library only: libzmq through ctypes.
 
   qa_publisher.py ENDPOINT [--volumes N] [--rate HZ] [--seconds S] [--no-qa]
 
-A 32 x 32 x 16 phantom (an ellipsoid of ~800 with noise), a 4 x 4 connectivity matrix, a tSNR map every 4 volumes, a 200-row carpet (the first 80
+A 32 x 32 x 16 phantom (an ellipsoid of ~800 with noise), a 4 x 4 connectivity matrix, a tSNR map every 4 volumes
+with the CNR map of contrast "task" (noise around 0, a sphere of CNR ~3 left of centre, NaN outside the ellipsoid;
+`qa.cnr_p95` its 95th percentile, `qa.sliding_tsnr_median` a little below `tsnr_median`), a 200-row carpet (the first 80
 rows grey matter) with a spike at volumes 9 and 10 (every row +3 SD), FD over its threshold at volume 10 (an alarm),
 slice 5 flagged at volume 10. Publishes volumes 0..N-1 in a loop (a new run each time round) until S seconds passed.
 --no-qa: the same messages without the QA fields and frames (a server with its QA stage off).
@@ -20,6 +22,7 @@ import time
 
 NX, NY, NZ = 32, 32, 16
 ROWS, SPLIT = 200, 80
+CNR_P95 = {}  # per run: the last CNR map's 95th percentile (the server keeps it between maps)
 
 
 def zmq():
@@ -47,6 +50,21 @@ def phantom(rng):
     return inside, volume
 
 
+def cnr_map(rng, inside):
+    """Noise around 0 in the ellipsoid, an active sphere (radius 4, CNR ~3) at (9, 16, 8), NaN outside."""
+    out = []
+    for i, within in enumerate(inside):
+        x, y, z = i % NX, (i // NX) % NY, i // (NX * NY)
+        active = (x - 9) ** 2 + (y - 16) ** 2 + (z - 8) ** 2 < 16
+        out.append(rng.gauss(3.0 if active else 0.0, 0.4) if within else math.nan)
+    return out
+
+
+def p95(values):
+    v = sorted(x for x in values if not math.isnan(x))
+    return v[int(0.95 * (len(v) - 1))]
+
+
 def message(run, volume, seq, rng, inside, base, with_qa=True):
     spike = volume in (9, 10)
     fd = None if volume == 0 else (0.9 if volume == 10 else 0.05 + 0.03 * rng.random())
@@ -65,6 +83,7 @@ def message(run, volume, seq, rng, inside, base, with_qa=True):
           "slice_z_worst": -9.1 if volume == 10 else 1.5 * rng.gauss(0, 1), "worst_slice": 5 if volume == 10 else 2,
           "flagged_slices": [5] if volume == 10 else [],
           "tsnr_median": None if volume < 4 else 40 + volume * 0.5,
+          "sliding_tsnr_median": None if volume < 8 else 36 + volume * 0.4, "cnr_p95": None,
           "usable": [{"fd_threshold_mm": t, "frames": volume - (1 if t < 0.9 and volume > 10 else 0),
                       "minutes": volume / 60, "minutes_to_target": None if t == 0.2 else max(12.5 - volume / 60, 0)}
                      for t in (0.2, 0.3, 0.5)],
@@ -74,10 +93,15 @@ def message(run, volume, seq, rng, inside, base, with_qa=True):
     add("qa_carpet", [ROWS], [rng.gauss(3 if spike else 0, 1) for _ in range(ROWS)])
     if volume % 4 == 0:
         add("qa_tsnr", [NX, NY, NZ], [30 + 40 * rng.random() if i else 0.0 for i in inside])
+        if volume > 0:  # the design's GLM needs a few volumes
+            cnr = cnr_map(rng, inside)
+            add("qa_cnr", [NX, NY, NZ], cnr)
+            CNR_P95[run] = p95(cnr)
+    qa["cnr_p95"] = CNR_P95.get(run)
     header = {"run": run, "volume": volume, "seq": seq, "skipped": 0, "feedback": math.sin(volume / 3),
               "motion": [0.01 * volume, 0, 0, 0, 0, 0], "fd_mm": fd, "dvars": 10 + rng.random() + (20 if spike else 0),
               "dims": [NX, NY, NZ], "affine": [3, 0, 0, 0, 0, 3, 0, 0, 0, 0, 4, 0, 0, 0, 0, 1],
-              "device": "qa_publisher.py (synthetic)", "regions": ["A", "B", "C", "D"], "stream": "00000000000000aa",
+              "device": "qa_publisher.py (synthetic)", "t_map_contrast": "task", "regions": ["A", "B", "C", "D"], "stream": "00000000000000aa",
               "qa": qa,
               "latency_ms": {"written": 0.2, "uploaded": 0.5, "motion": 1.0, "end_to_end": 2.0}, "frames": frames}
     if not with_qa:

@@ -1,11 +1,12 @@
-// The QA panel's data side, without a window: decoding the header's `qa` and `qa_alarm` and the `qa_tsnr` and
-// `qa_carpet` frames (a full message, messages without QA, every malformed shape, unknown frames of any shape skipped,
-// random mutations), the per-run model
-// (traces with nulls, the carpet ring and its restarts, the last tSNR map, flagged slices, the alarm list's order and
-// bound, the reset by a new run), the tally and alarm texts, and the carpet and tSNR mosaic images.
+// The QA panel's data side, without a window: decoding the header's `qa` and `qa_alarm` and the `qa_tsnr`, `qa_cnr`
+// and `qa_carpet` frames (a full message, messages without QA, every malformed field and shape, unknown frames of any
+// shape skipped, random mutations), the per-run model (traces with nulls, the sliding-window tSNR median and CNR p95,
+// the carpet ring and its restarts, the last tSNR and CNR maps, flagged slices, the alarm list's order and bound, the
+// reset by a new run), the tally and alarm texts, and the carpet and map mosaic images.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -44,6 +45,8 @@ nlohmann::json qa_object(int64_t volume, int64_t carpet_rows = 8, bool tsnr = tr
           {"worst_slice", 2},
           {"flagged_slices", {2, 0}},
           {"tsnr_median", 54.2},
+          {"sliding_tsnr_median", volume < 3 ? nlohmann::json(nullptr) : nlohmann::json(48.5 + volume)},
+          {"cnr_p95", 1.75},
           {"usable",
            {{{"fd_threshold_mm", 0.2}, {"frames", 40}, {"minutes", 0.33}, {"minutes_to_target", 12.1}},
             {{"fd_threshold_mm", 0.5}, {"frames", 41}, {"minutes", 0.34}, {"minutes_to_target", nullptr}}}},
@@ -69,6 +72,15 @@ Message make_message(int64_t volume, bool qa = true, bool tsnr = true, int64_t c
     if (tsnr) m.add_frame("qa_tsnr", kDims, std::vector<float>(kVoxels, 10.0f + static_cast<float>(volume)));
   }
   return m;
+}
+
+// The CNR map of the design's contrast, as the server sends it with a tSNR map: signed, NaN outside the GLM's voxels
+// (here voxel 0), voxel 59 = -(volume).
+void add_cnr(Message& m, int64_t volume) {
+  std::vector<float> cnr(kVoxels, 0.5f);
+  cnr[0] = std::nanf("");
+  cnr[59] = -static_cast<float>(volume);
+  m.add_frame("qa_cnr", kDims, std::move(cnr));
 }
 
 TrUpdate decode(const Message& m) {
@@ -101,6 +113,9 @@ TEST(QaMessage, EveryFieldAndFrameArrives) {
   EXPECT_DOUBLE_EQ(q.sample.quality_index, 0.012);
   EXPECT_DOUBLE_EQ(q.sample.slice_z_worst, -9.1);
   EXPECT_DOUBLE_EQ(q.sample.tsnr_median, 54.2);
+  EXPECT_DOUBLE_EQ(q.sample.sliding_tsnr_median, 89.5);
+  EXPECT_DOUBLE_EQ(q.sample.cnr_p95, 1.75);
+  EXPECT_TRUE(q.cnr.empty());  // no design: no CNR map
   EXPECT_EQ(q.worst_slice, 2);
   EXPECT_EQ(q.flagged_slices, (std::vector<int64_t>{2, 0}));
   ASSERT_EQ(q.usable.size(), 2u);
@@ -184,6 +199,10 @@ TEST(QaMessage, MalformedQaIsRefusedWithAReason) {
       {"/qa/flagged_slices"_json_pointer, {1, "2"}},
       {"/qa/flagged_slices"_json_pointer, {-3}},
       {"/qa/tsnr_median"_json_pointer, "54"},
+      {"/qa/sliding_tsnr_median"_json_pointer, "48"},
+      {"/qa/sliding_tsnr_median"_json_pointer, nlohmann::json::array()},
+      {"/qa/cnr_p95"_json_pointer, true},
+      {"/qa/cnr_p95"_json_pointer, nlohmann::json::object()},
       {"/qa/usable"_json_pointer, nlohmann::json::object()},
       {"/qa/usable/0"_json_pointer, 0.2},
       {"/qa/usable/0/frames"_json_pointer, -1},
@@ -261,9 +280,69 @@ TEST(QaMessage, FramesThisViewerDoesNotKnowAreSkippedWhateverTheirShape) {
   EXPECT_NE(refusal(m), "");
 }
 
+TEST(QaMessage, CnrMapSlidingTsnrMedianAndCnrP95Arrive) {
+  Message m = make_message(12);
+  add_cnr(m, 12);
+  const TrUpdate u = decode(m);
+  const QaUpdate& q = u.qa;
+  ASSERT_EQ(q.cnr.size(), static_cast<size_t>(kVoxels));
+  EXPECT_TRUE(std::isnan(q.cnr[0]));  // outside the GLM's voxels
+  EXPECT_EQ(q.cnr[1], 0.5f);
+  EXPECT_EQ(q.cnr[59], -12.0f);  // signed
+  EXPECT_EQ(q.tsnr[59], 22.0f);  // the tSNR map beside it, unchanged
+  EXPECT_DOUBLE_EQ(q.sample.sliding_tsnr_median, 60.5);
+  EXPECT_DOUBLE_EQ(q.sample.cnr_p95, 1.75);
+  // null or absent: not known (a run without a GLM or without a design).
+  Message nulls = make_message(1);
+  nulls.header["qa"].erase("cnr_p95");
+  const TrUpdate n = decode(nulls);
+  EXPECT_TRUE(std::isnan(n.qa.sample.sliding_tsnr_median));  // null before volume 3
+  EXPECT_TRUE(std::isnan(n.qa.sample.cnr_p95));
+  // The CNR map is a map of the grid on its own: it decodes without a tSNR map in the message too.
+  Message alone = make_message(13, true, false);
+  add_cnr(alone, 13);
+  EXPECT_EQ(decode(alone).qa.cnr.size(), static_cast<size_t>(kVoxels));
+}
+
+TEST(QaMessage, MalformedCnrFramesAreRefusedWithAReason) {
+  Message good = make_message(5);
+  add_cnr(good, 5);
+  ASSERT_EQ(refusal(good), "");
+  const size_t k = good.data.size() - 1;  // the qa_cnr frame
+  // Flattened, axes swapped, too few slices, two-dimensional, four-dimensional.
+  for (const nlohmann::json& shape : {nlohmann::json{60}, nlohmann::json{4, 5, 3}, nlohmann::json{5, 4, 2},
+                                      nlohmann::json{20, 3}, nlohmann::json{5, 4, 3, 1}}) {
+    Message m = good;
+    int64_t n = 1;
+    for (const auto& v : shape) n *= v.get<int64_t>();
+    m.data[k].assign(static_cast<size_t>(n), 1.0f);
+    m.header["frames"][k]["shape"] = shape;
+    m.header["frames"][k]["bytes"] = n * 4;
+    const std::string why = refusal(m);
+    EXPECT_NE(why.find("qa_cnr"), std::string::npos) << shape.dump() << ": " << why;
+  }
+  Message short_frame = good;  // fewer bytes than its listed shape
+  short_frame.data[k].pop_back();
+  EXPECT_NE(refusal(short_frame).find("qa_cnr"), std::string::npos);
+  Message not_float = good;
+  not_float.header["frames"][k]["dtype"] = "float64";
+  EXPECT_NE(refusal(not_float).find("qa_cnr"), std::string::npos);
+  Message bad_size = good;  // a shape entry that is not an integer
+  bad_size.header["frames"][k]["shape"] = {5, "4", 3};
+  EXPECT_NE(refusal(bad_size), "");
+  Message no_dims = good;  // a CNR map needs the grid
+  no_dims.header.erase("dims");
+  no_dims.header["frames"].erase(0);
+  no_dims.data.erase(no_dims.data.begin());
+  no_dims.header["frames"].erase(1);  // and the tSNR map, refused for the same reason
+  no_dims.data.erase(no_dims.data.begin() + 1);
+  EXPECT_NE(refusal(no_dims).find("qa_cnr"), std::string::npos) << refusal(no_dims);
+}
+
 TEST(QaMessage, RandomMutationsNeverCrash) {
   std::mt19937 rng(11);
   Message good = make_message(6);
+  add_cnr(good, 6);
   good.header["qa_alarm"] = {{{"metric", "outlier_fraction"}, {"volume", 6}, {"value", 0.09}, {"threshold", 0.05}}};
   const std::string text = good.header.dump();
   int refused = 0;
@@ -274,7 +353,7 @@ TEST(QaMessage, RandomMutationsNeverCrash) {
     for (int k = 0; k < 3; ++k) mutated[from + rng() % (mutated.size() - from)] = static_cast<char>(rng() % 256);
     auto frames = good.frames();
     std::vector<std::byte> blob(rng() % 64);
-    if (i % 3 == 0) frames[1 + rng() % 2] = std::span<const std::byte>(blob);
+    if (i % 3 == 0) frames[1 + rng() % 3] = std::span<const std::byte>(blob);
     auto r = decode_result_message(mutated, frames);
     if (std::holds_alternative<DecodeError>(r)) {
       ++refused;
@@ -363,6 +442,38 @@ TEST(QaState, TheTsnrMapIsKeptUntilTheNextOneAndClearedByANewRun) {
   d.apply(decode(make_message(0, true, false, 8, "run-02")));
   EXPECT_TRUE(d.qa.tsnr.empty());
   EXPECT_EQ(d.qa.tsnr_volume, -1);
+}
+
+TEST(QaState, TheCnrMapAndTheSlidingMedianAreKeptPerRun) {
+  ViewerData d;
+  for (int64_t v = 0; v < 6; ++v) {
+    Message m = make_message(v, true, v % 4 == 0);
+    if (v % 4 == 0) add_cnr(m, v);
+    d.apply(decode(m));
+  }
+  const QaState& qa = d.qa;
+  ASSERT_EQ(qa.cnr.size(), static_cast<size_t>(kVoxels));
+  EXPECT_EQ(qa.cnr[59], -4.0f);  // volume 4's map, kept through volume 5
+  EXPECT_EQ(qa.cnr_volume, 4);
+  EXPECT_EQ(qa.cnr_version, 2u);
+  EXPECT_EQ(qa.tsnr_version, 2u);
+  ASSERT_EQ(qa.samples.size(), 6u);
+  EXPECT_TRUE(std::isnan(qa.samples[2].sliding_tsnr_median));  // a gap in the trace
+  EXPECT_DOUBLE_EQ(qa.samples[3].sliding_tsnr_median, 51.5);
+  EXPECT_DOUBLE_EQ(qa.latest.sliding_tsnr_median, 53.5);
+  EXPECT_DOUBLE_EQ(qa.latest.cnr_p95, 1.75);
+  // A message repeating the previous volume's QA adds no sample, and keeps the maps.
+  Message repeat = make_message(6, false);
+  repeat.header["qa"] = qa_object(5);
+  d.apply(decode(repeat));
+  EXPECT_EQ(d.qa.samples.size(), 6u);
+  EXPECT_EQ(d.qa.cnr_volume, 4);
+  // A new run starts without a CNR map (a run without a design never gets one).
+  d.apply(decode(make_message(0, true, true, 8, "run-02")));
+  EXPECT_TRUE(d.qa.cnr.empty());
+  EXPECT_EQ(d.qa.cnr_volume, -1);
+  EXPECT_EQ(d.qa.cnr_version, 0u);
+  EXPECT_EQ(d.qa.tsnr_version, 1u);
 }
 
 TEST(QaCarpet, RingKeepsTheNewestColumnsOldestFirst) {
@@ -471,13 +582,20 @@ TEST(QaState, AlarmsNewestFirstAtMost50) {
 
 TEST(QaState, SharedDataCopiesTheQaToTheUi) {
   SharedViewerData shared;
-  for (int64_t v = 0; v < 3; ++v) shared.apply(decode(make_message(v)));
+  for (int64_t v = 0; v < 3; ++v) {
+    Message m = make_message(v);
+    add_cnr(m, v);
+    shared.apply(decode(m));
+  }
   ViewerData copy;
   ASSERT_TRUE(shared.refresh(copy));
   EXPECT_EQ(copy.qa.samples.size(), 3u);
   EXPECT_EQ(copy.qa.carpet.columns(), 3u);
   EXPECT_EQ(copy.qa.carpet.column(2)[0], 2.0f);
   EXPECT_EQ(copy.qa.tsnr.size(), static_cast<size_t>(kVoxels));
+  ASSERT_EQ(copy.qa.cnr.size(), static_cast<size_t>(kVoxels));
+  EXPECT_EQ(copy.qa.cnr[59], -2.0f);
+  EXPECT_DOUBLE_EQ(copy.qa.latest.cnr_p95, 1.75);
 }
 
 TEST(QaText, UsableTallyAndAlarmLines) {
@@ -561,6 +679,49 @@ TEST(QaImages, TsnrMosaicTilesEveryAxialSlice) {
   EXPECT_EQ(img.rgba[(11 * 15 + 14) * 4 + 0], 0);  // an unused tile: black
   EXPECT_EQ(img.rgba[(11 * 15 + 14) * 4 + 3], 255);
   EXPECT_EQ(axial_mosaic(volume, tsnr, {0, 0, 0}, {2, 2, 2}, {0.0f, 1.0f}, o).width, 0);
+}
+
+TEST(QaImages, CnrMosaicIsSignedAndItsScaleRobust) {
+  // The scale: the 99.5th percentile of |CNR| over finite non-zero values, whatever their sign.
+  std::vector<float> cnr(1000, 0.0f);
+  for (size_t i = 0; i < 990; ++i) cnr[i] = (i % 2 == 0 ? 1.0f : -1.0f) * static_cast<float>(i % 100) / 10.0f;
+  cnr[990] = -500.0f;  // one outlier
+  cnr[991] = std::nanf("");
+  cnr[992] = std::numeric_limits<float>::infinity();
+  const float top = robust_abs_max(cnr);
+  EXPECT_GE(top, 9.5f);
+  EXPECT_LE(top, 9.9f);
+  EXPECT_EQ(robust_abs_max(std::vector<float>(10, 0.0f)), 1.0f);  // nothing known: a unit scale
+  EXPECT_EQ(robust_abs_max({}), 1.0f);
+  EXPECT_EQ(robust_abs_max(std::vector<float>{-3.0f}), 3.0f);
+  // A negative voxel in cool colours, a positive one in hot colours, NaN uncoloured.
+  const std::array<int64_t, 3> dims{4, 4, 4};
+  std::vector<float> volume(64, 100.0f), map(64, std::nanf(""));
+  map[1 + 4 * (2 + 4 * 0)] = 3.0f;
+  map[2 + 4 * (1 + 4 * 3)] = -3.0f;
+  OverlaySettings o;
+  o.threshold = std::numeric_limits<float>::min();
+  o.maximum = 4.0f;
+  const SliceImage img = axial_mosaic(volume, map, dims, {2, 2, 2}, {0.0f, 200.0f}, o);
+  ASSERT_EQ(img.width, 8);
+  ASSERT_EQ(img.height, 8);
+  int hot = 0, cool = 0;
+  for (int py = 0; py < img.height; ++py) {
+    for (int px = 0; px < img.width; ++px) {
+      const uint8_t* p = &img.rgba[(static_cast<size_t>(py) * 8 + static_cast<size_t>(px)) * 4];
+      if (p[0] > p[2] + 60) {
+        ++hot;
+        EXPECT_EQ(px, 1);  // slice 0: tile (0, 0)
+        EXPECT_EQ(py, 3 - 2);
+      } else if (p[2] > p[0] + 60) {
+        ++cool;
+        EXPECT_EQ(px, 4 + 2);  // slice 3: tile (4, 4)
+        EXPECT_EQ(py, 4 + 3 - 1);
+      }
+    }
+  }
+  EXPECT_EQ(hot, 1);
+  EXPECT_EQ(cool, 1);
 }
 
 }  // namespace

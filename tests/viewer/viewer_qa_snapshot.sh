@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The QA panel headless, without a server: qa_publisher.py publishes synthetic results with the QA stage's fields
 # (docs/protocol.md §8) and `rtfmri-view --connect --snapshot` renders them under Xvfb; check_snapshot.py --qa then
-# checks the picture (every panel, the QA traces and carpet drawn, the tSNR map in colour, the alarms counted). The
+# checks the picture (every panel, the QA traces and carpet drawn, the tSNR map in colour, the CNR map beside it in hot
+# and cool colours, the sliding-window tSNR median and CNR p95 received, the alarms counted). The
 # same messages without QA: the viewer still shows every other panel and its QA panel saw no QA.
 # Usage: viewer_qa_snapshot.sh RTFMRI_VIEW WORK_DIR   (exit 77: skipped, Xvfb or libzmq.so.5 missing)
 set -euo pipefail
@@ -33,7 +34,7 @@ for MODE in qa no-qa; do
   PUBLISHER=""
   cat "$WORK/$MODE.log"
 done
-python3 "$HERE/check_snapshot.py" "$WORK/qa.png" --min-trs 30 --qa
+python3 "$HERE/check_snapshot.py" "$WORK/qa.png" --min-trs 30 --qa --cnr
 python3 "$HERE/check_snapshot.py" "$WORK/no-qa.png" --min-trs 30
 python3 - "$WORK/no-qa.png.json" <<'PY'
 import json, sys

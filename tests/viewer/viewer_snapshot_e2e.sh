@@ -2,7 +2,8 @@
 # The viewer end to end, headless: a phantom run (Colin27, motion, motor blocks) replayed by the simulator into
 # `rtfmri run` (every stage, results on PUB), `rtfmri-view --connect --goto-roi` rendering under Xvfb until 12 TRs
 # were shown, then check_snapshot.py on the picture: panels present, slices not blank, traces drawn, device reported,
-# the feedback ROI's outline drawn over the slices (the crosshair on it); then the recorded session through
+# the feedback ROI's outline drawn over the slices (the crosshair on it), the server's live QA shown (traces, carpet,
+# tSNR map, and with the run's design the CNR map, its p95 and the sliding-window tSNR median); then the recorded session through
 # `rtfmri-view --replay`, checked the same way (every TR of the run shown).
 # Nothing here depends on the machine's speed: the replay starts once the viewer says it is connected, and it runs in
 # lockstep with the server (`--lockstep`: each volume after the previous one's feedback line), so every volume is
@@ -68,7 +69,7 @@ grep -q "${VOLUMES} analysed, 0 skipped" "$WORK/server.log" || { cat "$WORK/serv
 grep -q "first volume took .* none compiled" "$WORK/server.log" ||
   { cat "$WORK/server.log"; echo "FAIL: the warm-up left kernels for the first volume to build"; exit 1; }
 cat "$WORK/viewer.log"
-python3 "$HERE/check_snapshot.py" "$WORK/view.png" --min-trs 12 --outlines
+python3 "$HERE/check_snapshot.py" "$WORK/view.png" --min-trs 12 --outlines --qa --cnr
 
 # The recorded session, browsed without a server: every analysed TR, the run's volumes and final maps.
 xvfb-run -a -s "-screen 0 1600x1000x24" "$VIEW" --replay "$WORK/session" --snapshot "$WORK/replay.png" --after 1 \
