@@ -161,12 +161,12 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
   const double pageable_cost =
       per_command([&](int i) { word.read_async(dev.queue(), std::span<int>(pageable).subspan(i, 1)); });
   cl_int err = CL_SUCCESS;
-  cl_mem pinned_mem = clCreateBuffer(dev.context(), CL_MEM_ALLOC_HOST_PTR, static_cast<size_t>(runs) * sizeof(int),
-                                     nullptr, &err);
+  cl_mem pinned_mem =
+      clCreateBuffer(dev.context(), CL_MEM_ALLOC_HOST_PTR, static_cast<size_t>(runs) * sizeof(int), nullptr, &err);
   RTF_CL_CHECK(err);
-  auto* pinned = static_cast<int*>(clEnqueueMapBuffer(dev.queue(), pinned_mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                                      static_cast<size_t>(runs) * sizeof(int), 0, nullptr, nullptr,
-                                                      &err));
+  auto* pinned =
+      static_cast<int*>(clEnqueueMapBuffer(dev.queue(), pinned_mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                           static_cast<size_t>(runs) * sizeof(int), 0, nullptr, nullptr, &err));
   RTF_CL_CHECK(err);
   const double pinned_cost = per_command([&](int i) { word.read_async(dev.queue(), std::span<int>(pinned + i, 1)); });
   RTF_CL_CHECK(clEnqueueUnmapMemObject(dev.queue(), pinned_mem, pinned, 0, nullptr, nullptr));
@@ -237,7 +237,9 @@ int main(int argc, char** argv) {
   const auto kernel = series_kernel == "shared"     ? rtf::DeviceSortedSeries::Kernel::kShared
                       : series_kernel == "per-item" ? rtf::DeviceSortedSeries::Kernel::kPerItem
                                                     : rtf::DeviceSortedSeries::Kernel::kAuto;
-  if (grids.find("small") != std::string::npos) bench_grid(*dev, {64, 64, 33}, window, warmup, runs, kernel, series_lanes, merge_ways);
-  if (grids.find("large") != std::string::npos) bench_grid(*dev, {104, 104, 72}, window, warmup, runs, kernel, series_lanes, merge_ways);
+  if (grids.find("small") != std::string::npos)
+    bench_grid(*dev, {64, 64, 33}, window, warmup, runs, kernel, series_lanes, merge_ways);
+  if (grids.find("large") != std::string::npos)
+    bench_grid(*dev, {104, 104, 72}, window, warmup, runs, kernel, series_lanes, merge_ways);
   return 0;
 }

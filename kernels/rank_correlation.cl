@@ -4,24 +4,26 @@
 //
 // The sort: tiles of TILE keys sorted in local memory (one launch), then runs merged `ways` at a time (one launch per
 // pass: each key's place is its place in its run plus the other runs' keys before it, found by binary search); then
-// each value's first and last place in the sorted row give its average rank. 4 + log_ways(tiles) launches a batch.
+// each value's first and last place in the sorted row give its average rank. 2 + log_ways(tiles) launches a batch (the
+// reference's ranks: average_ranks).
 //
 // Memory layout: `volumes` holds volumes of `voxels` floats (x fastest), row r taking volume `first` + r; `masked` the
 // `count` mask voxel indices; per row, `keys` `count` uints (the masked values' float_sort_key), `tiles` and its
 // ping-pong twin `total` = tile_count * TILE uints (the keys sorted in runs, padded past `count` with 0xFFFFFFFF,
 // which sorts after every finite value's key), `ranks` `count` ints: each value's doubled, centred average rank,
 // 2 r - (count + 1) with r its 1-based rank and tied values given the mean of their ranks (an integer once doubled);
-// `bad` one int per row (set to 1 where a value is not finite); `partials` [row][group][3] longs: the sums of a*b, a*a
-// and b*b of the row's ranks a and the reference's b (one row, shared).
-// NDRange: 2D, dimension 1 = rows; `sort_tiles` dimension 0 tile_count * LOCAL_SIZE and `rank_sums` groups *
-// LOCAL_SIZE, local (LOCAL_SIZE, 1) (LOCAL_SIZE and TILE powers of two, defines); the others >= their item count.
+// `bad` one int per row (set to 1 where a value is not finite); `partials` [row][group][4] longs: the sums of a*b, a*a
+// and b*b of the row's ranks a and the reference's b (one row, shared), and the row's non-finite values.
+// NDRange: 2D, dimension 1 = rows; `sort_tiles` dimension 0 tile_count * LOCAL_SIZE, local (LOCAL_SIZE, 1) (LOCAL_SIZE
+// and TILE powers of two, defines); `rank_sums` local (LOCAL_SIZE, 1); the others >= their item count.
 //
 // sort_tiles:    a tile's masked values gathered (their keys into `keys`), sorted (bitonic network in local memory,
 //                the work-group's items sharing each step's compare-exchanges) into `tiles`.
 // merge_runs:    runs of `run` keys merged `ways` at a time into runs of ways * run (ties: earlier runs' keys first).
 // average_ranks: the doubled centred rank of keys[m] from the first and last places of its key in the sorted row.
-// rank_sums:     per work-group the sums of a[m] b[m], a[m]^2, b[m]^2 (64-bit: |a|, |b| < count, so no sum overflows
-//                below ~3e9 voxels).
+// rank_sums:     one work-item a value: its rank a as average_ranks finds it, and per work-group the sums of a[m] b[m],
+//                a[m]^2, b[m]^2 (64-bit: |a|, |b| < count, so no sum overflows below ~3e9 voxels) and the count of
+//                non-finite values.
 // sorted_middle: one work-item: of one sorted row's first `count` keys, the finite values' two middle ones (the same
 //                one for an odd number) and how many are finite, into `middle` (3 ints: the floats' bits, the count):
 //                non-finite keys sort before (-inf, NaN with the sign bit) and after (+inf, NaN) every finite one.
@@ -87,8 +89,8 @@ int bound(__global const uint* restrict sorted, int from, int to, const uint x, 
   return from;
 }
 
-__kernel void merge_runs(__global const uint* restrict in, __global uint* restrict out, const int total,
-                         const int run, const int ways) {
+__kernel void merge_runs(__global const uint* restrict in, __global uint* restrict out, const int total, const int run,
+                         const int ways) {
   const int i = get_global_id(0);
   if (i >= total) return;
   const long row = get_global_id(1);
@@ -119,44 +121,52 @@ __kernel void average_ranks(__global const uint* restrict keys, __global const u
   ranks[row * count + m] = bound(row_sorted, 0, count, x, true) + bound(row_sorted, 0, count, x, false) - count;
 }
 
-__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void rank_sums(__global const int* restrict a,
+__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void rank_sums(__global const uint* restrict keys,
+                                                                                __global const uint* restrict sorted,
+                                                                                const int count, const int total,
                                                                                 __global const int* restrict b,
-                                                                                const int count,
                                                                                 __global long* restrict partials) {
-  __local long ab[LOCAL_SIZE], aa[LOCAL_SIZE], bb[LOCAL_SIZE];
+  __local long ab[LOCAL_SIZE], aa[LOCAL_SIZE], bb[LOCAL_SIZE], bad[LOCAL_SIZE];
   const int lid = get_local_id(0);
+  const int m = get_global_id(0);
   const long row = get_global_id(1);
-  __global const int* row_a = a + row * count;
-  long s_ab = 0, s_aa = 0, s_bb = 0;
-  for (int m = get_global_id(0); m < count; m += get_global_size(0)) {
-    const long x = row_a[m], y = b[m];
-    s_ab += x * y;
-    s_aa += x * x;
-    s_bb += y * y;
+  long s_ab = 0, s_aa = 0, s_bb = 0, s_bad = 0;
+  if (m < count) {
+    const uint x = keys[row * count + m];
+    __global const uint* row_sorted = sorted + row * total;
+    const long a = bound(row_sorted, 0, count, x, true) + bound(row_sorted, 0, count, x, false) - count;
+    const long y = b[m];
+    s_ab = a * y;
+    s_aa = a * a;
+    s_bb = y * y;
+    s_bad = x <= 0x007FFFFFu || x >= 0xFF800000u ? 1 : 0;  // -inf, +inf or NaN (float_sort_key)
   }
   ab[lid] = s_ab;
   aa[lid] = s_aa;
   bb[lid] = s_bb;
+  bad[lid] = s_bad;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = LOCAL_SIZE / 2; s > 0; s >>= 1) {
     if (lid < s) {
       ab[lid] += ab[lid + s];
       aa[lid] += aa[lid + s];
       bb[lid] += bb[lid + s];
+      bad[lid] += bad[lid + s];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid == 0) {
-    __global long* out = partials + 3 * (row * get_num_groups(0) + get_group_id(0));
+    __global long* out = partials + 4 * (row * get_num_groups(0) + get_group_id(0));
     out[0] = ab[0];
     out[1] = aa[0];
     out[2] = bb[0];
+    out[3] = bad[0];
   }
 }
 
 __kernel void sorted_middle(__global const uint* restrict sorted, const int count, __global int* restrict middle) {
   if (get_global_id(0) != 0) return;
-  const int lower = bound(sorted, 0, count, 0x007FFFFFu, false);  // after -inf and NaNs with the sign bit
+  const int lower = bound(sorted, 0, count, 0x007FFFFFu, false);     // after -inf and NaNs with the sign bit
   const int upper = bound(sorted, lower, count, 0xFF800000u, true);  // before +inf and NaNs
   const int n = upper - lower;
   middle[0] = n > 0 ? as_int(float_of_sort_key(sorted[lower + (n - 1) / 2])) : 0;

@@ -8,8 +8,10 @@
 // a work-item's moves stay within its row) holds its series sorted ascending, non-finite values as +inf, the first
 // `held` entries in use; `ordered` the value each ring slot gave it (slot s at s * count + m: neighbouring work-items,
 // neighbouring addresses), which the next volume in that slot replaces; `nonfinite` how many entries are not finite
-// (the voxel is then left out, as by count_outliers); `outliers` one int. The host knows `held` and whether the slot
-// was already held (every voxel's series takes the same volumes). NDRange: 1D, global >= count, any local size.
+// (the voxel is then left out, as by count_outliers); `outliers` two ints: a launch counts into outliers[parity] and
+// clears outliers[1 - parity] for the next launch (the host alternates the parity: no fill command a TR). The host
+// knows `held` and whether the slot was already held (every voxel's series takes the same volumes). NDRange: 1D, global
+// >= count, any local size.
 //
 // sorted_series_replace: the slot's new value replaces its old one (found by binary search: any equal entry will do)
 //                        or joins the series while the ring fills, and moves to its sorted place; with
@@ -47,8 +49,10 @@ __kernel void sorted_series_replace(__global const float* restrict volumes, cons
                                     __global const int* restrict masked, const int count, const int capacity,
                                     const int held, const int slot_was_held, __global float* restrict values,
                                     __global float* restrict ordered, __global int* restrict nonfinite,
-                                    const int count_outliers, const float scale, __global int* restrict outliers) {
+                                    const int count_outliers, const float scale, __global int* restrict outliers,
+                                    const int parity) {
   const int m = get_global_id(0);
+  if (m == 0) outliers[1 - parity] = 0;
   if (m >= count) return;
   const float x = volumes[(long)slot * voxels + masked[m]];
   const float key = isfinite(x) ? x : INFINITY;
@@ -86,7 +90,7 @@ __kernel void sorted_series_replace(__global const float* restrict volumes, cons
   row[j] = key;
   if (count_outliers == 0 || bad != 0) return;
   const float2 mm = median_and_mad_of(row, n);
-  if (mm.y > 0.0f && fabs(x - mm.x) > scale * mm.y) atomic_inc(outliers);
+  if (mm.y > 0.0f && fabs(x - mm.x) > scale * mm.y) atomic_inc(outliers + parity);
 }
 
 __kernel void sorted_series_medians(__global const float* restrict values, __global const int* restrict masked,
@@ -109,12 +113,12 @@ __kernel void sorted_series_medians(__global const float* restrict values, __glo
 #ifndef SERIES_LANES
 #define SERIES_LANES 32
 #endif
-#define F_OLD_AT 0    // the entry the slot's old value held (the gap)
-#define F_BELOW 1     // the first entry under the gap greater than the new value (the gap if none)
-#define F_ABOVE 2     // the first entry over the gap not smaller than the new value (n if none)
-#define F_BAD 3       // the voxel's non-finite entries after the move
-#define F_KEY 4       // the new value (as int bits)
-#define F_OLD 5       // the old value (as int bits)
+#define F_OLD_AT 0  // the entry the slot's old value held (the gap)
+#define F_BELOW 1   // the first entry under the gap greater than the new value (the gap if none)
+#define F_ABOVE 2   // the first entry over the gap not smaller than the new value (n if none)
+#define F_BAD 3     // the voxel's non-finite entries after the move
+#define F_KEY 4     // the new value (as int bits)
+#define F_OLD 5     // the old value (as int bits)
 
 // Entry e of the row after the move, read off the row as it was (`old_row`): the new value `key` went to place p, the
 // entries between p and the gap j moved one place towards the gap.
@@ -160,14 +164,15 @@ __kernel void sorted_series_replace_shared(__global const float* restrict volume
                                            __global const int* restrict masked, const int count, const int capacity,
                                            const int held, const int slot_was_held, __global float* restrict values,
                                            __global float* restrict ordered, __global int* restrict nonfinite,
-                                           const int count_outliers, const float scale,
-                                           __global int* restrict outliers, __local float* restrict scratch,
+                                           const int count_outliers, const float scale, __global int* restrict outliers,
+                                           const int parity, __local float* restrict scratch,
                                            __local int* restrict facts) {
   const int lane = get_local_id(0) % SERIES_LANES;
   const int r = get_local_id(0) / SERIES_LANES;
   const int rows = get_local_size(0) / SERIES_LANES;
   const int m = get_group_id(0) * rows + r;
   const bool active = m < count;
+  if (get_global_id(0) == 0) outliers[1 - parity] = 0;
   __local float* old_row = scratch + r * capacity;
   __local int* f = facts + 8 * r;
   __global float* row = values + (long)(active ? m : 0) * capacity;
@@ -225,10 +230,11 @@ __kernel void sorted_series_replace_shared(__global const float* restrict volume
   }
   const bool test = count_outliers != 0 && active && f[F_BAD] == 0;
   const int k = (n - 1) / 2;
-  const float med = (n & 1) != 0 ? moved_entry(&moved, k) : 0.5f * (moved_entry(&moved, k) + moved_entry(&moved, k + 1));
+  const float med =
+      (n & 1) != 0 ? moved_entry(&moved, k) : 0.5f * (moved_entry(&moved, k) + moved_entry(&moved, k + 1));
   if (test && lane == 0) {
     const float2 mad_pair = middle_deviations(&moved, n, k, med);
     const float mad = (n & 1) != 0 ? mad_pair.x : 0.5f * (mad_pair.x + mad_pair.y);
-    if (mad > 0.0f && fabs(key - med) > scale * mad) atomic_inc(outliers);
+    if (mad > 0.0f && fabs(key - med) > scale * mad) atomic_inc(outliers + parity);
   }
 }

@@ -35,7 +35,9 @@ __kernel void moments_replace(__global const float* restrict volume, __global co
   const float new_mean = old_mean + (x - x_old) * inv_n;
   mean[v] = new_mean;
   // Rounding can leave a tiny negative sum where the window's values are all equal: it is a variance, never below 0.
-  m2[v] = fmax(m2[v] + (x - x_old) * (x - new_mean + x_old - old_mean), 0.0f);
+  // (A NaN stays NaN: fmax would drop it.)
+  const float new_m2 = m2[v] + (x - x_old) * (x - new_mean + x_old - old_mean);
+  m2[v] = new_m2 < 0.0f ? 0.0f : new_m2;
 }
 
 __kernel void moments_maps(__global const float* restrict mean, __global const float* restrict m2,

@@ -29,6 +29,14 @@ class DeviceBuffer {
     mem_ = ClMem(RTF_CL_CREATE(clCreateBuffer(device.context(), flags, bytes, nullptr, &rtf_cl_err)));
   }
 
+  // Takes `mem` (a buffer or sub-buffer of at least `count` elements) as it is.
+  static DeviceBuffer adopt(ClMem mem, size_t count) {
+    DeviceBuffer out;
+    out.mem_ = std::move(mem);
+    out.count_ = count;
+    return out;
+  }
+
   cl_mem get() const { return mem_.get(); }
   size_t size() const { return count_; }
   size_t bytes() const { return count_ * sizeof(T); }

@@ -23,8 +23,8 @@ class PinnedHost {
     const size_t bytes = std::max<size_t>(count, 1) * sizeof(T);
     mem_ = ClMem(RTF_CL_CREATE(
         clCreateBuffer(device.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &rtf_cl_err)));
-    host_ = static_cast<T*>(RTF_CL_CREATE(clEnqueueMapBuffer(queue_, mem_.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
-                                                             0, bytes, 0, nullptr, nullptr, &rtf_cl_err)));
+    host_ = static_cast<T*>(RTF_CL_CREATE(clEnqueueMapBuffer(queue_, mem_.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                                             bytes, 0, nullptr, nullptr, &rtf_cl_err)));
     for (size_t i = 0; i < count_; ++i) host_[i] = T{};
   }
   ~PinnedHost() { release(); }

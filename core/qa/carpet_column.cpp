@@ -1,4 +1,4 @@
-// Carpet voxels chosen on the host once; each TR one gather launch and one small read (started by enqueue_column).
+// Carpet voxels chosen on the host once.
 #include "core/qa/carpet_column.hpp"
 
 #include <fmt/format.h>
@@ -6,13 +6,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/device/launch.hpp"
-
 namespace rtf {
 
 namespace {
-
-constexpr size_t kLocalSize = 128;
 
 // `take` of `from`, evenly spread (every from.size() / take-th, starting half a step in).
 void take_evenly(const std::vector<int>& from, int64_t take, std::vector<int>& out) {
@@ -46,43 +42,6 @@ CarpetVoxels carpet_voxels(std::span<const uint8_t> mask, int64_t rows, std::spa
   out.split = first.empty() ? 0 : static_cast<int64_t>(out.indices.size());
   take_evenly(rest, rows - static_cast<int64_t>(out.indices.size()), out.indices);
   return out;
-}
-
-DeviceCarpetColumn::DeviceCarpetColumn(Device& device, int64_t voxels, std::vector<int> indices)
-    : device_(device),
-      voxels_(voxels),
-      count_(indices.size()),
-      kernel_(device.kernel("gather_voxels.cl", "gather_voxels")),
-      indices_(device, std::max<size_t>(indices.size(), 1)),
-      values_(device, std::max<size_t>(indices.size(), 1)) {
-  for (const int i : indices) {
-    if (i < 0 || i >= voxels) {
-      throw std::invalid_argument(fmt::format("DeviceCarpetColumn: voxel {} outside a volume of {}", i, voxels));
-    }
-  }
-  if (!indices.empty()) indices_.write(device.queue(), std::span<const int>(indices));
-  column_ = PinnedHost<float>(device, count_);
-}
-
-std::vector<float> DeviceCarpetColumn::column(const DeviceBuffer<float>& volume) {
-  enqueue_column(volume);
-  RTF_CL_CHECK(clFinish(device_.queue()));
-  return column_result();
-}
-
-std::vector<float> DeviceCarpetColumn::column_result() const {
-  return {column_.span().begin(), column_.span().end()};
-}
-
-void DeviceCarpetColumn::enqueue_column(const DeviceBuffer<float>& volume) {
-  if (volume.size() < static_cast<size_t>(voxels_)) {
-    throw std::invalid_argument(
-        fmt::format("DeviceCarpetColumn: a volume of {} floats for {} voxels", volume.size(), voxels_));
-  }
-  if (count_ == 0) return;
-  set_args(kernel_, volume, indices_, static_cast<int>(count_), values_);
-  launch<1>(device_.queue(), kernel_, {count_}, {kLocalSize}, {}, EventMode::kNone);
-  values_.read_async(device_.queue(), column_.span());
 }
 
 }  // namespace rtf

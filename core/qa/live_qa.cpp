@@ -9,13 +9,12 @@
 #include <stdexcept>
 
 #include "core/device/cl_error.hpp"
-#include "core/motion/device_dvars.hpp"
 #include "core/qa/carpet_column.hpp"
 #include "core/qa/image_quality.hpp"
 #include "core/qa/masked_median.hpp"
 #include "core/qa/quality_index.hpp"
-#include "core/qa/slice_means.hpp"
 #include "core/qa/sorted_series.hpp"
+#include "core/qa/volume_pass.hpp"
 #include "core/qa/voxel_moments.hpp"
 
 namespace rtf {
@@ -23,13 +22,6 @@ namespace rtf {
 namespace {
 
 enum AlarmMetric { kFd, kOutliers, kSlice, kTsnr, kUsable };
-
-// Copies volume `index` of the ring into `to` (compute queue, in order with the kernels that follow).
-void copy_from_ring(const Device& device, const DeviceRingBuffer& ring, int64_t index, DeviceBuffer<float>& to) {
-  const auto bytes = static_cast<size_t>(ring.voxels()) * sizeof(float);
-  RTF_CL_CHECK(clEnqueueCopyBuffer(device.queue(), ring.data().get(), to.get(),
-                                   static_cast<size_t>(ring.slot_of(index)) * bytes, 0, bytes, 0, nullptr, nullptr));
-}
 
 }  // namespace
 
@@ -68,8 +60,6 @@ LiveQa::LiveQa(Device& device, const ImageHeader& grid, std::vector<uint8_t> mas
       ring_capacity_(ring_capacity),
       tr_s_(tr_s),
       voxels_(grid.voxels_per_volume()),
-      volume_(device, static_cast<size_t>(std::max<int64_t>(grid.voxels_per_volume(), 1))),
-      leaving_(device, static_cast<size_t>(std::max<int64_t>(grid.voxels_per_volume(), 1))),
       median_(device, static_cast<size_t>(std::max<int64_t>(grid.voxels_per_volume(), 1))),
       slice_z_(options.slices) {
   validate(options_);
@@ -80,16 +70,20 @@ LiveQa::LiveQa(Device& device, const ImageHeader& grid, std::vector<uint8_t> mas
   if (mask_voxels_ == 0) throw std::invalid_argument("live QA: the mask has no voxel inside");
   cumulative_ = std::make_unique<DeviceVoxelMoments>(device, voxels_);
   if (options_.sliding_window > 1) sliding_ = std::make_unique<DeviceVoxelMoments>(device, voxels_);
-  slice_means_ = std::make_unique<DeviceSliceMeans>(device, grid.dims, mask_);
-  dvars_ = std::make_unique<DeviceDvars>(device, mask_);
-  sorted_ = std::make_unique<DeviceSortedSeries>(device, mask_, static_cast<int>(ring_capacity_));
+  const CarpetVoxels chosen = carpet_voxels(mask_, options_.carpet_rows, grey);
+  // The per-TR results of the volume pass, the outlier count and the quality index: one read a TR.
+  arena_ = std::make_unique<ResultArena>(
+      device, DeviceQaVolumePass::result_bytes(grid.dims, chosen.indices.size()) + 2 * sizeof(int) +
+                  DeviceQualityIndex::live_result_bytes(mask_voxels_) + 3 * ResultArena::kAlignmentSlack);
+  sorted_ = std::make_unique<DeviceSortedSeries>(device, mask_, static_cast<int>(ring_capacity_),
+                                                 DeviceSortedSeries::Kernel::kAuto, DeviceSortedSeries::kDefaultLanes,
+                                                 arena_.get());
   tsnr_median_of_map_ = std::make_unique<DeviceMaskedMedian>(device, mask_);
   if (sliding_) sliding_median_of_map_ = std::make_unique<DeviceMaskedMedian>(device, mask_);
   tsnr_host_ = PinnedHost<float>(device, static_cast<size_t>(voxels_));
-  quality_ = std::make_unique<DeviceQualityIndex>(device, mask_);
-  const CarpetVoxels chosen = carpet_voxels(mask_, options_.carpet_rows, grey);
+  quality_ = std::make_unique<DeviceQualityIndex>(device, mask_, 0, 8, arena_.get());  // one row: a volume a time
   carpet_split_ = chosen.split;
-  carpet_ = std::make_unique<DeviceCarpetColumn>(device, voxels_, chosen.indices);
+  pass_ = std::make_unique<DeviceQaVolumePass>(device, grid.dims, mask_, chosen.indices, arena_.get());
   carpet_mean_.assign(chosen.indices.size(), 0.0);
   carpet_m2_.assign(chosen.indices.size(), 0.0);
   median_.fill(device.queue(), 0.0f);
@@ -99,7 +93,7 @@ LiveQa::LiveQa(Device& device, const ImageHeader& grid, std::vector<uint8_t> mas
 LiveQa::~LiveQa() = default;
 
 int64_t LiveQa::carpet_rows() const {
-  return carpet_->rows();
+  return pass_->carpet_rows();
 }
 
 void LiveQa::raise(bool over, int metric, int64_t volume, double value, double threshold, std::string where,
@@ -116,22 +110,19 @@ LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const R
   s.volume = index;
   QaVolumeRow& row = s.row;
   row.volume = index;
-  copy_from_ring(device_, ring, index, volume_);
-
-  // Moments, cumulative and over the sliding window (the volume leaving it is still in the ring).
-  cumulative_->add(volume_);
+  // The per-voxel measures in one pass over the ring's slot: the moments, cumulative and over the sliding window (the
+  // volume leaving it is still in the ring), the slice means, DVARS against the volume analysed before (while the ring
+  // holds it), the carpet column. Every measure is enqueued first and the host waits once (each wait costs tens of
+  // microseconds on a GPU).
+  const auto slot = [&](int64_t i) { return static_cast<int>(ring.slot_of(i)); };
+  const int previous = last_index_ >= 0 && last_index_ < index && ring.contains(last_index_) ? slot(last_index_) : -1;
+  int leaving = -1;
   if (sliding_) {
-    const int64_t leaving = index - options_.sliding_window;
-    if (sliding_->count() < options_.sliding_window || !ring.contains(leaving)) {
-      sliding_->add(volume_);
-    } else {
-      copy_from_ring(device_, ring, leaving, leaving_);
-      sliding_->replace(volume_, leaving_);
-    }
+    const int64_t leaving_index = index - options_.sliding_window;
+    if (sliding_->count() >= options_.sliding_window && ring.contains(leaving_index)) leaving = slot(leaving_index);
   }
-  // Every measure is enqueued first and the host waits once (each wait costs tens of microseconds on a GPU).
-  slice_means_->enqueue(volume_);
-  dvars_->enqueue_next(volume_);
+  pass_->enqueue(ring.data(), slot(index), previous, *cumulative_, sliding_.get(), leaving);
+  last_index_ = index;
 
   // Outliers and the quality index against the volumes the ring holds.
   const int64_t held = std::min<int64_t>(index - first_index_ + 1, ring_capacity_);
@@ -159,11 +150,10 @@ LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const R
     }
     quality_->enqueue_quality_of_slot(ring.data(), static_cast<int>(ring.slot_of(index)));
   }
-  carpet_->enqueue_column(volume_);
   // tSNR: the map every tsnr_map_every volumes (and the second, the first with an SD), its median and the sliding
   // window's taken on the device; only the cumulative map crosses to the host (for the viewer).
-  const bool with_map = cumulative_->count() >= 2 &&
-                        (cumulative_->count() == 2 || (index - first_index_) % options_.tsnr_map_every == 0);
+  const bool with_map =
+      cumulative_->count() >= 2 && (cumulative_->count() == 2 || (index - first_index_) % options_.tsnr_map_every == 0);
   const bool with_sliding_map = with_map && sliding_ && sliding_->count() >= 2;
   if (with_map) {
     cumulative_->compute_maps();
@@ -174,12 +164,13 @@ LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const R
     sliding_->compute_maps();
     sliding_median_of_map_->enqueue(sliding_->tsnr());
   }
+  arena_->enqueue_read();
   RTF_CL_CHECK(clFinish(device_.queue()));
 
-  const SliceMeans means = slice_means_->result();
-  row.global = means.global;
-  row.slices = slice_z_.next(means.slice);
-  row.dvars = dvars_->next_result();
+  QaVolumeMeasures measures = pass_->result();
+  row.global = measures.global;
+  row.slices = slice_z_.next(measures.slice_means);
+  row.dvars = measures.dvars;
   if (against_ring) {
     row.outliers = sorted_->outliers_result();
     row.outlier_fraction = static_cast<double>(row.outliers) / static_cast<double>(mask_voxels_);
@@ -187,7 +178,7 @@ LiveQaSample LiveQa::update(const DeviceRingBuffer& ring, int64_t index, const R
   }
 
   // The carpet column, z-scored with each voxel's running moments (Welford in double on the host).
-  std::vector<float> raw = carpet_->column_result();
+  std::vector<float> raw = std::move(measures.carpet);
   const auto n = static_cast<double>(cumulative_->count());
   s.carpet.resize(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {
@@ -286,7 +277,7 @@ QaRun LiveQa::run_record(const DeviceRingBuffer& ring, const std::string& title)
       run.rows[offset + t].dvars_vstd = sq.dvars_vstd[t];
     }
   }
-  run.carpet_rows = carpet_->rows();
+  run.carpet_rows = pass_->carpet_rows();
   run.carpet_split = carpet_split_;
   run.carpet.resize(static_cast<size_t>(run.carpet_rows) * carpet_columns_.size());
   for (size_t t = 0; t < carpet_columns_.size(); ++t) {

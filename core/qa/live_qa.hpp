@@ -19,6 +19,7 @@
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
 #include "core/device/pinned_host.hpp"
+#include "core/device/result_arena.hpp"
 #include "core/geometry/rigid_transform.hpp"
 #include "core/image/image.hpp"
 #include "core/qa/motion_filter.hpp"
@@ -30,11 +31,9 @@
 namespace rtf {
 
 class DeviceVoxelMoments;
-class DeviceSliceMeans;
-class DeviceDvars;
 class DeviceSortedSeries;
 class DeviceQualityIndex;
-class DeviceCarpetColumn;
+class DeviceQaVolumePass;
 class DeviceMaskedMedian;
 
 struct LiveQaOptions {
@@ -116,16 +115,15 @@ class LiveQa {
   int64_t ring_capacity_;
   double tr_s_;
   int64_t voxels_;
+  std::unique_ptr<ResultArena> arena_;  // the small per-TR results of the measures below, read with one command
   std::unique_ptr<DeviceVoxelMoments> cumulative_, sliding_;
-  std::unique_ptr<DeviceSliceMeans> slice_means_;
-  std::unique_ptr<DeviceDvars> dvars_;
   std::unique_ptr<DeviceSortedSeries> sorted_;  // the ring's series per voxel, sorted: outliers, median volume
   std::unique_ptr<DeviceQualityIndex> quality_;
-  std::unique_ptr<DeviceCarpetColumn> carpet_;
+  std::unique_ptr<DeviceQaVolumePass> pass_;  // moments, slice means, DVARS, carpet column: one launch
   std::unique_ptr<DeviceMaskedMedian> tsnr_median_of_map_, sliding_median_of_map_;  // of the tSNR maps in the mask
   PinnedHost<float> tsnr_host_;  // the cumulative tSNR map's read destination
   int64_t carpet_split_ = 0;
-  DeviceBuffer<float> volume_, leaving_, median_;
+  DeviceBuffer<float> median_;
   SliceZScores slice_z_;
   std::optional<MotionFilter> motion_filter_;
   std::optional<RigidParams> previous_motion_;
@@ -134,7 +132,8 @@ class LiveQa {
   std::vector<std::vector<float>> carpet_columns_;  // raw values, one column a volume
   std::vector<double> carpet_mean_, carpet_m2_;     // each carpet voxel's running moments (host, double)
   int64_t first_index_ = -1, reference_volumes_ = 0, last_reference_ = -1;
-  int64_t synced_ = -1;  // the newest volume the sorted series hold (-1: none)
+  int64_t synced_ = -1;      // the newest volume the sorted series hold (-1: none)
+  int64_t last_index_ = -1;  // the volume analysed before (DVARS compares with it)
   double tsnr_median_ = LiveQaSample::kNaN, sliding_tsnr_median_ = LiveQaSample::kNaN;
   std::array<bool, 5> over_{};  // per alarm metric: above its threshold now
 };

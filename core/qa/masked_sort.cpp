@@ -52,15 +52,17 @@ DeviceMaskedSort::DeviceMaskedSort(Device& device, std::span<const uint8_t> mask
   merged_ = DeviceBuffer<uint32_t>(device, tiled * rows);
 }
 
-const DeviceBuffer<uint32_t>& DeviceMaskedSort::enqueue(const DeviceBuffer<float>& volumes, int first, int rows) {
+const DeviceBuffer<uint32_t>& DeviceMaskedSort::enqueue(const DeviceBuffer<float>& volumes, int first, int rows,
+                                                        bool flag_nonfinite) {
   if (rows < 1 || rows > max_rows_ || first < 0 ||
       volumes.size() < static_cast<size_t>(voxels_) * static_cast<size_t>(first + rows)) {
-    throw std::invalid_argument(fmt::format("DeviceMaskedSort: rows {}..{} of {} floats (volumes of {}, {} rows at once)",
-                                            first, first + rows - 1, volumes.size(), voxels_, max_rows_));
+    throw std::invalid_argument(
+        fmt::format("DeviceMaskedSort: rows {}..{} of {} floats (volumes of {}, {} rows at once)", first,
+                    first + rows - 1, volumes.size(), voxels_, max_rows_));
   }
   const cl_command_queue q = device_.queue();
   const auto r = static_cast<size_t>(rows);
-  bad_.fill_async(q, 0);
+  if (flag_nonfinite) bad_.fill_async(q, 0);
   set_args(sort_tiles_, volumes, static_cast<int>(voxels_), first, masked_, count_, keys_, tiles_, bad_);
   launch<2>(q, sort_tiles_, {static_cast<size_t>(tile_count_) * kLocalSize, r}, {size_t{kLocalSize}, 1}, {},
             EventMode::kNone);

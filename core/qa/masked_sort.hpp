@@ -1,7 +1,7 @@
-// DeviceMaskedSort: the values of a mask's voxels in rows of volumes sorted on the device, as order-preserving uint keys
-// (kernels/rank_correlation.cl: tiles of 1,024 keys sorted in local memory, then runs merged `merge_ways` at a time, one
-// launch a pass). What the quality index ranks (core/qa/quality_index.hpp) and the live stage's tSNR median reads
-// (core/qa/masked_median.hpp). docs/algorithms/qa.md.
+// DeviceMaskedSort: the values of a mask's voxels in rows of volumes sorted on the device, as order-preserving uint
+// keys (kernels/rank_correlation.cl: tiles of 1,024 keys sorted in local memory, then runs merged `merge_ways` at a
+// time, one launch a pass). What the quality index ranks (core/qa/quality_index.hpp) and the live stage's tSNR median
+// reads (core/qa/masked_median.hpp). docs/algorithms/qa.md.
 #pragma once
 
 #include <cstdint>
@@ -28,13 +28,14 @@ class DeviceMaskedSort {
 
   // Enqueues the sort of volumes first .. first + rows - 1 of `volumes` (volume t at t * the mask's voxels): per row
   // the masked values' keys into keys() (row r at r * count()), the keys sorted ascending into the buffer returned (row
-  // r at r * total(), padded after count() with 0xFFFFFFFF), and bad() set to 1 where a value is not finite (0
-  // otherwise). Nothing waits.
-  const DeviceBuffer<uint32_t>& enqueue(const DeviceBuffer<float>& volumes, int first, int rows);
+  // r at r * total(), padded after count() with 0xFFFFFFFF), and, with `flag_nonfinite`, bad() set to 1 where a
+  // value is not finite (0 otherwise; without it, bad() holds no meaning). Nothing waits.
+  const DeviceBuffer<uint32_t>& enqueue(const DeviceBuffer<float>& volumes, int first, int rows,
+                                        bool flag_nonfinite = true);
 
   const DeviceBuffer<uint32_t>& keys() const { return keys_; }
   const DeviceBuffer<int>& bad() const { return bad_; }
-  int count() const { return count_; }            // the mask's voxels
+  int count() const { return count_; }               // the mask's voxels
   int total() const { return tile_count_ * kTile; }  // a sorted row's length
   int max_rows() const { return max_rows_; }
   int64_t voxels() const { return voxels_; }

@@ -1,5 +1,5 @@
-// DeviceQualityIndex: per batch of rows the sort's launches (core/qa/masked_sort.hpp), one rank launch and one sums
-// launch, and the partial triples added on the host.
+// DeviceQualityIndex: per batch of rows the sort's launches (core/qa/masked_sort.hpp) and one launch ranking each value
+// and summing the products by work-group, the partials added on the host; the reference's ranks kept.
 #include "core/qa/quality_index.hpp"
 
 #include <fmt/format.h>
@@ -20,7 +20,7 @@ constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> mask, int64_t batch_bytes,
-                                       int merge_ways)
+                                       int merge_ways, ResultArena* arena)
     : device_(device), voxels_(static_cast<int64_t>(mask.size())) {
   if (mask.empty() || voxels_ > std::numeric_limits<int>::max() / 2) {
     throw std::invalid_argument(fmt::format("DeviceQualityIndex: a mask of {} voxels", mask.size()));
@@ -29,9 +29,9 @@ DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> 
     throw std::invalid_argument(fmt::format("DeviceQualityIndex: runs merged {} at a time (2 to 64)", merge_ways));
   }
   const auto count = static_cast<int64_t>(std::count_if(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; }));
-  // Per row: the sort's buffers, the ranks (4 bytes a voxel), the partials.
-  const int64_t row_bytes =
-      DeviceMaskedSort::row_bytes(count) + 4 * std::max<int64_t>(count, 1) + int64_t{8} * 3 * kGroups;
+  // Per row: the sort's buffers and the partials (4 longs a work-group of the sums).
+  groups_ = static_cast<int>(live_result_bytes(count) / (4 * sizeof(int64_t)));
+  const int64_t row_bytes = DeviceMaskedSort::row_bytes(count) + int64_t{8} * 4 * groups_;
   max_rows_ = static_cast<int>(std::clamp<int64_t>(batch_bytes / row_bytes, 1, 4096));
   sort_ = std::make_unique<DeviceMaskedSort>(device, mask, max_rows_, merge_ways);
   count_ = sort_->count();
@@ -41,14 +41,21 @@ DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> 
   sums_ = device.kernel("rank_correlation.cl", "rank_sums", defines);
   const auto n = static_cast<size_t>(std::max(count_, 1));
   const auto rows = static_cast<size_t>(max_rows_);
+  const auto partials = 4 * static_cast<size_t>(groups_) * rows;
   reference_ranks_ = DeviceBuffer<int>(device, n);
-  ranks_ = DeviceBuffer<int>(device, n * rows);
-  partials_ = DeviceBuffer<int64_t>(device, 3 * kGroups * rows);
-  bad_host_ = PinnedHost<int>(device, rows);
-  partials_host_ = PinnedHost<int64_t>(device, 3 * kGroups * rows);
+  partials_ = DeviceBuffer<int64_t>(device, partials);
+  bad_host_ = PinnedHost<int>(device, 1);
+  partials_pinned_ = PinnedHost<int64_t>(device, partials);
+  partials_host_ = partials_pinned_.span();
+  // A single volume's partials (the live stage) go to the arena, read with the stage's other results.
+  if (arena != nullptr) arena_partials_ = arena->take<int64_t>(4 * static_cast<size_t>(groups_), arena_host_);
 }
 
 DeviceQualityIndex::~DeviceQualityIndex() = default;
+
+size_t DeviceQualityIndex::live_result_bytes(int64_t mask_voxels) {
+  return sizeof(int64_t) * 4 * static_cast<size_t>((std::max<int64_t>(mask_voxels, 1) + kLocalSize - 1) / kLocalSize);
+}
 
 void DeviceQualityIndex::check(const DeviceBuffer<float>& volumes, int count) const {
   if (count < 1 || volumes.size() < static_cast<size_t>(voxels_) * static_cast<size_t>(count)) {
@@ -57,47 +64,46 @@ void DeviceQualityIndex::check(const DeviceBuffer<float>& volumes, int count) co
   }
 }
 
-void DeviceQualityIndex::enqueue_rank(const DeviceBuffer<float>& volumes, int first, int rows,
-                                      DeviceBuffer<int>& ranks) {
-  const cl_command_queue q = device_.queue();
-  const auto r = static_cast<size_t>(rows);
-  const auto n = static_cast<size_t>(count_);
-  const DeviceBuffer<uint32_t>& sorted = sort_->enqueue(volumes, first, rows);
-  set_args(ranks_kernel_, sort_->keys(), sorted, count_, sort_->total(), ranks);
-  launch<2>(q, ranks_kernel_, {n, r}, {size_t{kLocalSize}, 1}, {}, EventMode::kNone);
-  sort_->bad().read_async(q, bad_host_.span().first(r));
-}
-
 void DeviceQualityIndex::set_reference(const DeviceBuffer<float>& reference) {
   check(reference, 1);
   reference_set_ = true;
   reference_finite_ = false;
   if (count_ == 0) return;
-  enqueue_rank(reference, 0, 1, reference_ranks_);
-  RTF_CL_CHECK(clFinish(device_.queue()));
+  const cl_command_queue q = device_.queue();
+  const DeviceBuffer<uint32_t>& sorted = sort_->enqueue(reference, 0, 1);
+  set_args(ranks_kernel_, sort_->keys(), sorted, count_, sort_->total(), reference_ranks_);
+  launch<1>(q, ranks_kernel_, {static_cast<size_t>(count_)}, {size_t{kLocalSize}}, {}, EventMode::kNone);
+  sort_->bad().read_async(q, bad_host_.span());
+  RTF_CL_CHECK(clFinish(q));
   reference_finite_ = bad_host_[0] == 0;
 }
 
-void DeviceQualityIndex::enqueue_sums(int rows) {
+void DeviceQualityIndex::enqueue_sums(const DeviceBuffer<float>& volumes, int first, int rows, bool to_arena) {
   const auto r = static_cast<size_t>(rows);
-  set_args(sums_, ranks_, reference_ranks_, count_, partials_);
-  launch<2>(device_.queue(), sums_, {static_cast<size_t>(kGroups) * kLocalSize, r}, {size_t{kLocalSize}, 1}, {},
+  DeviceBuffer<int64_t>& partials = to_arena ? arena_partials_ : partials_;
+  const DeviceBuffer<uint32_t>& sorted = sort_->enqueue(volumes, first, rows, false);
+  set_args(sums_, sort_->keys(), sorted, count_, sort_->total(), reference_ranks_, partials);
+  launch<2>(device_.queue(), sums_, {static_cast<size_t>(groups_) * kLocalSize, r}, {size_t{kLocalSize}, 1}, {},
             EventMode::kNone);
-  partials_.read_async(device_.queue(), partials_host_.span().first(3 * kGroups * r));
+  sums_in_arena_ = to_arena;
+  if (!to_arena) partials_.read_async(device_.queue(), partials_host_.first(4 * static_cast<size_t>(groups_) * r));
 }
 
 std::vector<double> DeviceQualityIndex::correlations(int rows) const {
   const auto r = static_cast<size_t>(rows);
   std::vector<double> out(r, kUndefined);
   for (size_t row = 0; row < r; ++row) {
-    int64_t ab = 0, aa = 0, bb = 0;
-    for (size_t g = 0; g < kGroups; ++g) {
-      const size_t at = 3 * (row * kGroups + g);
-      ab += partials_host_[at];
-      aa += partials_host_[at + 1];
-      bb += partials_host_[at + 2];
+    int64_t ab = 0, aa = 0, bb = 0, bad = 0;
+    const auto groups = static_cast<size_t>(groups_);
+    const std::span<const int64_t> partials = sums_in_arena_ ? arena_host_ : partials_host_;
+    for (size_t g = 0; g < groups; ++g) {
+      const size_t at = 4 * (row * groups + g);
+      ab += partials[at];
+      aa += partials[at + 1];
+      bb += partials[at + 2];
+      bad += partials[at + 3];
     }
-    if (bad_host_[row] != 0 || bb == 0) continue;  // a constant reference ranks nothing
+    if (bad != 0 || bb == 0) continue;  // a constant reference ranks nothing
     // A constant volume: correlation 0, as AFNI's 3dTqual gives it.
     out[row] =
         aa == 0 ? 1.0 : 1.0 - static_cast<double>(ab) / std::sqrt(static_cast<double>(aa) * static_cast<double>(bb));
@@ -111,6 +117,7 @@ double DeviceQualityIndex::quality(const DeviceBuffer<float>& volume) {
 
 double DeviceQualityIndex::quality_of_slot(const DeviceBuffer<float>& volumes, int slot) {
   enqueue_quality_of_slot(volumes, slot);
+  if (sums_in_arena_) arena_partials_.read_async(device_.queue(), arena_host_);  // (the arena's owner is not waiting)
   RTF_CL_CHECK(clFinish(device_.queue()));
   return quality_result();
 }
@@ -122,8 +129,7 @@ void DeviceQualityIndex::enqueue_quality_of_slot(const DeviceBuffer<float>& volu
   pending_ = true;
   pending_undefined_ = count_ < 2 || !reference_finite_;
   if (pending_undefined_) return;
-  enqueue_rank(volumes, slot, 1, ranks_);
-  enqueue_sums(1);
+  enqueue_sums(volumes, slot, 1, arena_partials_.size() > 0);
 }
 
 double DeviceQualityIndex::quality_result() const {
@@ -142,8 +148,7 @@ std::vector<double> DeviceQualityIndex::quality_every_volume(const DeviceBuffer<
       out.insert(out.end(), static_cast<size_t>(rows), kUndefined);
       continue;
     }
-    enqueue_rank(run, first, rows, ranks_);
-    enqueue_sums(rows);
+    enqueue_sums(run, first, rows, false);
     RTF_CL_CHECK(clFinish(device_.queue()));
     const std::vector<double> batch = correlations(rows);
     out.insert(out.end(), batch.begin(), batch.end());

@@ -1,8 +1,8 @@
 // DeviceQualityIndex: AFNI 3dTqual's quality index of a volume, 1 - Spearman's rank correlation with a reference volume
 // (the run's voxel-wise median volume, DeviceOutlierCount::medians) over a mask, on the device and exact: average ranks
-// of tied values as integers (tiles of the values sorted in local memory, runs merged eight at a time, then each value's first
-// and last place), integer sums (kernels/rank_correlation.cl: 4 + log8(tiles of 1,024) launches per batch). One volume
-// (live), or every volume of a run in batches of rows (offline: the sort's launches shared by the batch).
+// of tied values as integers (the values sorted, core/qa/masked_sort.hpp, then each value's first and last place),
+// integer sums (kernels/rank_correlation.cl: 2 + log8(tiles of 1,024) launches per batch). One volume (live), or every
+// volume of a run in batches of rows (offline: the launches shared by the batch).
 // docs/algorithms/qa.md.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
 #include "core/device/pinned_host.hpp"
+#include "core/device/result_arena.hpp"
 
 namespace rtf {
 
@@ -23,8 +24,9 @@ class DeviceQualityIndex {
  public:
   // `mask`: one byte per voxel (non-zero: inside); `batch_bytes`: device memory for the rows of one batch;
   // `merge_ways`: sorted runs merged at a time (2..64; more: fewer launches, more binary searches a key).
+  // (At least one row.) `arena`: where one row's partials go (its owner reads them; null: read here).
   DeviceQualityIndex(Device& device, std::span<const uint8_t> mask, int64_t batch_bytes = int64_t{512} << 20,
-                     int merge_ways = 8);
+                     int merge_ways = 8, ResultArena* arena = nullptr);
   ~DeviceQualityIndex();
   DeviceQualityIndex(const DeviceQualityIndex&) = delete;
   DeviceQualityIndex& operator=(const DeviceQualityIndex&) = delete;
@@ -45,16 +47,15 @@ class DeviceQualityIndex {
   std::vector<double> quality_every_volume(const DeviceBuffer<float>& run, int volumes);
 
   int64_t mask_voxels() const { return count_; }
+  // The bytes one volume's partials take in an arena, for a mask of `mask_voxels` voxels.
+  static size_t live_result_bytes(int64_t mask_voxels);
 
  private:
   static constexpr int kLocalSize = 256;
-  static constexpr int kGroups = 64;
-  // Enqueues the ranks of the masked values of volumes first .. first + rows - 1 of `volumes` into the first rows of
-  // `ranks`, and the read of each row's non-finite flag into bad_host_.
-  void enqueue_rank(const DeviceBuffer<float>& volumes, int first, int rows, DeviceBuffer<int>& ranks);
-  // Enqueues the rank sums of the first `rows` rows of `ranks_` with the reference and their read into partials_host_.
-  void enqueue_sums(int rows);
-  // The quality index of each of the first `rows` rows from bad_host_ and partials_host_ (the queue has finished).
+  // Enqueues the sort of volumes first .. first + rows - 1 of `volumes`, their rank sums with the reference and the
+  // read of the partials into partials_host_.
+  void enqueue_sums(const DeviceBuffer<float>& volumes, int first, int rows, bool to_arena);
+  // The quality index of each of the first `rows` rows from partials_host_ (the queue has finished).
   std::vector<double> correlations(int rows) const;
   void check(const DeviceBuffer<float>& volumes, int count) const;
 
@@ -66,10 +67,15 @@ class DeviceQualityIndex {
   bool pending_ = false, pending_undefined_ = false;
   std::unique_ptr<DeviceMaskedSort> sort_;
   ClKernel ranks_kernel_, sums_;
-  DeviceBuffer<int> reference_ranks_, ranks_;
+  int groups_ = 1;  // rank_sums' work-groups a row
+  DeviceBuffer<int> reference_ranks_;
   DeviceBuffer<int64_t> partials_;
-  PinnedHost<int> bad_host_;  // the reads' destinations (page-locked)
-  PinnedHost<int64_t> partials_host_;
+  PinnedHost<int> bad_host_;  // the reads' destinations (page-locked): the reference's flag, the partials
+  PinnedHost<int64_t> partials_pinned_;
+  std::span<int64_t> partials_host_;  // the arena's (one row, the live stage) or partials_pinned_
+  DeviceBuffer<int64_t> arena_partials_;
+  std::span<int64_t> arena_host_;
+  bool sums_in_arena_ = false;  // the latest sums went to the arena
 };
 
 }  // namespace rtf

@@ -22,7 +22,7 @@ size_t shared_local_bytes(int capacity, int lanes) {
 }  // namespace
 
 DeviceSortedSeries::DeviceSortedSeries(Device& device, std::span<const uint8_t> mask, int capacity, Kernel kernel,
-                                       int lanes)
+                                       int lanes, ResultArena* arena)
     : device_(device), voxels_(static_cast<int64_t>(mask.size())), capacity_(capacity), lanes_(lanes) {
   if (lanes != 4 && lanes != 8 && lanes != 16 && lanes != 32) {
     throw std::invalid_argument(fmt::format("DeviceSortedSeries: {} work-items a row (4, 8, 16 or 32)", lanes));
@@ -46,21 +46,28 @@ DeviceSortedSeries::DeviceSortedSeries(Device& device, std::span<const uint8_t> 
   }
   shared_ = kernel == Kernel::kShared || (kernel == Kernel::kAuto && fits && device.info().is_gpu());
   const std::vector<std::string> defines{fmt::format("SERIES_LANES={}", lanes)};
-  replace_ = device.kernel("sorted_series.cl", shared_ ? "sorted_series_replace_shared" : "sorted_series_replace",
-                           defines);
+  replace_ =
+      device.kernel("sorted_series.cl", shared_ ? "sorted_series_replace_shared" : "sorted_series_replace", defines);
   medians_ = device.kernel("sorted_series.cl", "sorted_series_medians", defines);
   masked_ = DeviceBuffer<int>(device, n);
   if (count_ > 0) masked_.write(device.queue(), masked);
   nonfinite_ = DeviceBuffer<int>(device, n);
-  outliers_ = DeviceBuffer<int>(device, 1);
+  if (arena != nullptr) {
+    outliers_ = arena->take<int>(2, outliers_host_);
+    arena_reads_ = true;
+  } else {
+    outliers_ = DeviceBuffer<int>(device, 2);
+    outliers_pinned_ = PinnedHost<int>(device, 2);
+    outliers_host_ = outliers_pinned_.span();
+  }
   values_ = DeviceBuffer<float>(device, n * static_cast<size_t>(capacity));
   ordered_ = DeviceBuffer<float>(device, n * static_cast<size_t>(capacity));
-  outliers_host_ = PinnedHost<int>(device, 1);
   clear();
 }
 
 void DeviceSortedSeries::clear() {
   nonfinite_.fill_async(device_.queue(), 0);
+  outliers_.fill_async(device_.queue(), 0);
   slot_held_.assign(static_cast<size_t>(capacity_), false);
   held_ = 0;
   pending_ = false;
@@ -81,30 +88,31 @@ void DeviceSortedSeries::enqueue_replace(const DeviceBuffer<float>& volumes, int
     ++held_;
   }
   pending_ = count_outliers;
-  outliers_host_[0] = 0;
+  parity_ = 1 - parity_;
   if (count_ == 0) return;
   const cl_command_queue q = device_.queue();
-  if (count_outliers) outliers_.fill_async(q, 0);
   const auto scale = static_cast<float>(DeviceOutlierCount::threshold_scale(held_));
   if (shared_) {
     const size_t rows = kSharedGroup / static_cast<size_t>(lanes_);
     const size_t rows_bytes = rows * static_cast<size_t>(capacity_) * sizeof(float);
     set_args(replace_, volumes, static_cast<int>(voxels_), slot, masked_, count_, capacity_, held_before,
-             was_held ? 1 : 0, values_, ordered_, nonfinite_, count_outliers ? 1 : 0, scale, outliers_,
+             was_held ? 1 : 0, values_, ordered_, nonfinite_, count_outliers ? 1 : 0, scale, outliers_, parity_,
              LocalMemory{rows_bytes}, LocalMemory{rows * 8 * sizeof(int)});
     const size_t groups = (static_cast<size_t>(count_) + rows - 1) / rows;
     launch<1>(q, replace_, {groups * kSharedGroup}, {kSharedGroup}, {}, EventMode::kNone);
   } else {
     set_args(replace_, volumes, static_cast<int>(voxels_), slot, masked_, count_, capacity_, held_before,
-             was_held ? 1 : 0, values_, ordered_, nonfinite_, count_outliers ? 1 : 0, scale, outliers_);
+             was_held ? 1 : 0, values_, ordered_, nonfinite_, count_outliers ? 1 : 0, scale, outliers_, parity_);
     launch<1>(q, replace_, {static_cast<size_t>(count_)}, {kLocalSize}, {}, EventMode::kNone);
   }
-  if (count_outliers) outliers_.read_async(q, outliers_host_.span());
+  if (count_outliers && !arena_reads_) {
+    outliers_.read_async(q, outliers_host_.subspan(static_cast<size_t>(parity_), 1), static_cast<size_t>(parity_));
+  }
 }
 
 int64_t DeviceSortedSeries::outliers_result() const {
   if (!pending_) throw std::logic_error("DeviceSortedSeries: outliers_result() without a counting replace");
-  return outliers_host_[0];
+  return count_ == 0 ? 0 : outliers_host_[static_cast<size_t>(parity_)];
 }
 
 void DeviceSortedSeries::enqueue_medians(DeviceBuffer<float>& medians) {

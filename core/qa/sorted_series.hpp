@@ -11,6 +11,7 @@
 #include "core/device/buffer.hpp"
 #include "core/device/device.hpp"
 #include "core/device/pinned_host.hpp"
+#include "core/device/result_arena.hpp"
 
 namespace rtf {
 
@@ -22,8 +23,9 @@ class DeviceSortedSeries {
   static constexpr int kDefaultLanes = 8;  // H200: 0.11 ms at 104x104x72 (32: 0.22, 16: 0.15, 4: 0.12)
 
   // `mask`: one byte per voxel (non-zero: inside); `capacity`: the ring's slots (>= 1); `lanes`: 4, 8, 16 or 32.
+  // `arena`: where the outlier count goes (its owner reads it; null: the replace reads it itself).
   DeviceSortedSeries(Device& device, std::span<const uint8_t> mask, int capacity, Kernel kernel = Kernel::kAuto,
-                     int lanes = kDefaultLanes);
+                     int lanes = kDefaultLanes, ResultArena* arena = nullptr);
 
   // Ring slot `slot` of `volumes` (slot s at s * the grid's voxels) holds a new volume: its values replace the slot's
   // old ones in each voxel's series (or join them while the ring fills). With `count_outliers`, the same launch counts
@@ -52,10 +54,13 @@ class DeviceSortedSeries {
   int held_ = 0;
   std::vector<bool> slot_held_;
   ClKernel replace_, medians_;
-  DeviceBuffer<int> masked_, nonfinite_, outliers_;
-  DeviceBuffer<float> values_, ordered_;  // the sorted series; each slot's value (kernels/sorted_series.cl)
-  PinnedHost<int> outliers_host_;  // the count's read destination (page-locked)
+  DeviceBuffer<int> masked_, nonfinite_, outliers_;  // outliers_: two counts, used in turn
+  DeviceBuffer<float> values_, ordered_;             // the sorted series; each slot's value (kernels/sorted_series.cl)
+  PinnedHost<int> outliers_pinned_;                  // the counts' read destination (page-locked) without an arena
+  std::span<int> outliers_host_;                     // where the counts are read to (the arena's or outliers_pinned_)
+  bool arena_reads_ = false;
   bool pending_ = false;
+  int parity_ = 1;       // the outlier count of the latest replace is outliers_[parity_] (kernels/sorted_series.cl)
   bool shared_ = false;  // sorted_series_replace_shared
   int lanes_;            // its work-items a row
 };

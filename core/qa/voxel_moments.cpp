@@ -63,6 +63,16 @@ void DeviceVoxelMoments::replace(const DeviceBuffer<float>& volume, const Device
   launch_over_voxels(replace_);
 }
 
+DeviceVoxelMoments::Running DeviceVoxelMoments::external_add() {
+  ++count_;
+  return {mean_, m2_, static_cast<float>(1.0 / static_cast<double>(count_))};
+}
+
+DeviceVoxelMoments::Running DeviceVoxelMoments::external_replace() {
+  if (count_ == 0) throw std::logic_error("DeviceVoxelMoments::external_replace: no volume counted yet");
+  return {mean_, m2_, static_cast<float>(1.0 / static_cast<double>(count_))};
+}
+
 void DeviceVoxelMoments::compute_maps() {
   if (count_ == 0) throw std::logic_error("DeviceVoxelMoments: no volume counted yet");
   set_args(maps_, mean_, m2_, sd_, tsnr_, static_cast<int>(voxels_),

@@ -31,6 +31,16 @@ class DeviceVoxelMoments {
   // Forgets every volume.
   void reset();
 
+  // For a kernel that updates the moments together with other measures (core/qa/volume_pass.hpp): the state buffers
+  // and the 1 / n its update must use, the count recorded as add() or replace() would (replace needs count() > 0).
+  struct Running {
+    DeviceBuffer<float>& mean;
+    DeviceBuffer<float>& m2;
+    float inv_n;
+  };
+  Running external_add();
+  Running external_replace();
+
   int64_t count() const { return count_; }
   int64_t voxels() const { return voxels_; }
 

@@ -1,15 +1,11 @@
-// ctest-label: gpu
-// The carpet's voxels and their gathered column: carpet_voxels picks exactly `rows` of the mask (all of them when it
-// has fewer), distinct, in the mask, preferred ones first with the split after them, in proportion; the device column
-// equals plain indexing of the volume bit for bit (a copy: tolerance 0) on odd sizes and fresh random data; voxels
-// outside the volume and short volumes are refused.
+// The carpet's voxels: carpet_voxels picks exactly `rows` of the mask (all of them when it has fewer), distinct, in the
+// mask, preferred ones first with the split after them, in proportion. (Their gathered column: test_volume_pass.)
 #include <gtest/gtest.h>
 
 #include <random>
 #include <set>
 
 #include "core/qa/carpet_column.hpp"
-#include "tests/support/test_device.hpp"
 
 namespace rtf {
 namespace {
@@ -43,35 +39,6 @@ TEST(CarpetVoxels, TakesRowsOfTheMaskEvenlyPreferredFirst) {
   EXPECT_TRUE(std::is_sorted(none.indices.begin(), none.indices.end()));
   EXPECT_TRUE(carpet_voxels(std::vector<uint8_t>(10, 0), 5).indices.empty());
   EXPECT_THROW(carpet_voxels(mask, 5, std::vector<uint8_t>(3, 1)), std::invalid_argument);
-}
-
-TEST(CarpetColumn, GathersTheChosenVoxelsExactly) {
-  Device& device = test::test_device();
-  std::mt19937_64 rng(std::random_device{}());
-  std::normal_distribution<float> value(800.0f, 120.0f);
-  for (const int64_t voxels : {int64_t{1}, int64_t{131}, int64_t{19 * 23 * 17}}) {
-    std::uniform_int_distribution<int> pick(0, static_cast<int>(voxels) - 1);
-    std::vector<int> indices(static_cast<size_t>(std::min<int64_t>(voxels, 301)));
-    for (int& i : indices) i = pick(rng);
-    DeviceCarpetColumn carpet(device, voxels, indices);
-    ASSERT_EQ(carpet.rows(), static_cast<int64_t>(indices.size()));
-    std::vector<float> volume(static_cast<size_t>(voxels));
-    DeviceBuffer<float> on_device(device, volume.size());
-    for (int t = 0; t < 3; ++t) {
-      for (float& x : volume) x = value(rng);
-      on_device.write(device.queue(), std::span<const float>(volume));
-      const std::vector<float> got = carpet.column(on_device);
-      ASSERT_EQ(got.size(), indices.size());
-      for (size_t i = 0; i < indices.size(); ++i) EXPECT_EQ(got[i], volume[static_cast<size_t>(indices[i])]);
-    }
-  }
-  EXPECT_THROW(DeviceCarpetColumn(device, 10, {3, 10}), std::invalid_argument);
-  DeviceCarpetColumn small(device, 100, {1, 2});
-  DeviceBuffer<float> short_volume(device, 50);
-  EXPECT_THROW(small.column(short_volume), std::invalid_argument);
-  DeviceCarpetColumn empty(device, 100, {});
-  DeviceBuffer<float> volume(device, 100);
-  EXPECT_TRUE(empty.column(volume).empty());
 }
 
 }  // namespace

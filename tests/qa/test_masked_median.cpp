@@ -57,9 +57,9 @@ TEST(MaskedMedian, NoFiniteValueIsNaN) {
   Device& device = test::test_device();
   const std::vector<uint8_t> mask{1, 1, 0, 1};
   DeviceBuffer<float> volume(device, 4);
-  volume.write(device.queue(), std::vector<float>{std::numeric_limits<float>::quiet_NaN(),
-                                                  std::numeric_limits<float>::infinity(), 5.0f,
-                                                  -std::numeric_limits<float>::infinity()});
+  volume.write(device.queue(),
+               std::vector<float>{std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 5.0f,
+                                  -std::numeric_limits<float>::infinity()});
   DeviceMaskedMedian median(device, mask);
   EXPECT_TRUE(std::isnan(median.median(volume)));
   volume.write(device.queue(), std::vector<float>{3.0f, 1.0f, 100.0f, 2.0f});
