@@ -347,7 +347,9 @@ TEST(Cca, SinusoidGetsCorrelationNearOneAndNoiseTheNullValues) {
 
 // One voxel carries a clean sinusoid; its in-plane neighbours carry strong independent noise. The oriented filters
 // see only the neighbours (zero weight at the centre), so unconstrained CCA subtracts them from the isotropic filter
-// and isolates the centre; non-negative weights cannot. The device must give the restricted value.
+// and isolates the centre; non-negative weights cannot. The device must give the restricted value. Some noise draws
+// leave the constraint inactive (seen once in ~100 CI runs: free 0.572, restricted 0.583), so the noise is drawn again
+// (fresh each time, at most 20 draws) until the constraint is active by 0.1 in rho.
 TEST(Cca, NonNegativityConstraintIsApplied) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -356,35 +358,36 @@ TEST(Cca, NonNegativityConstraintIsApplied) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> noise(0.0f, 1.0f);
   Image series(h);
-  for (int64_t t = 0; t < n; ++t) {
-    for (int64_t z = 0; z < 3; ++z) {
-      for (int64_t y = 0; y < 9; ++y) {
-        for (int64_t x = 0; x < 9; ++x) {
-          const bool centre = x == 4 && y == 4 && z == 1;
-          const double s = 10.0 * std::sin(2.0 * std::numbers::pi * t * 2.0 / 24.0);
-          series.at(x, y, z, t) = 1000.0f + (centre ? static_cast<float>(s) : 20.0f * noise(rng));
+  CcaSpec spec;  // planar
+  const CcaTemporalBasis basis = CcaTemporalBasis::sine_cosine(24.0, 2.0);
+  const size_t centre = (1 * 9 + 4) * 9 + 4;
+  const auto kernels = reference::cca_kernels(h.voxel_mm, reference_spec(spec));
+  const Eigen::MatrixXd x = basis_rows(basis, 0, n);
+  reference::CcaSolution restricted, free;
+  for (int draw = 0; draw < 20; ++draw) {
+    for (int64_t t = 0; t < n; ++t) {
+      for (int64_t z = 0; z < 3; ++z) {
+        for (int64_t y = 0; y < 9; ++y) {
+          for (int64_t x0 = 0; x0 < 9; ++x0) {
+            const bool is_centre = x0 == 4 && y == 4 && z == 1;
+            const double s = 10.0 * std::sin(2.0 * std::numbers::pi * t * 2.0 / 24.0);
+            series.at(x0, y, z, t) = 1000.0f + (is_centre ? static_cast<float>(s) : 20.0f * noise(rng));
+          }
         }
       }
     }
+    Eigen::MatrixXd y(n, 4);
+    for (int64_t t = 0; t < n; ++t) {
+      const auto r = reference::cca_filter_responses(series.volume(t), h.dims, kernels);
+      for (int f = 0; f < 4; ++f) y(t, f) = r[static_cast<size_t>(f)][centre];
+    }
+    restricted = reference::canonical_correlation(y, x, true);
+    free = reference::canonical_correlation(y, x, false);
+    if (free.rho > restricted.rho + 0.1) break;
   }
-  CcaSpec spec;  // planar
-  const CcaTemporalBasis basis = CcaTemporalBasis::sine_cosine(24.0, 2.0);
   Device& dev = test::test_device();
   SlidingCca cca(dev, h, n, basis, spec);
   const std::vector<float> map = cca.compute(series);
-  const size_t centre = (1 * 9 + 4) * 9 + 4;
-
-  std::vector<std::span<const float>> volumes;
-  for (int64_t t = 0; t < n; ++t) volumes.push_back(series.volume(t));
-  const auto kernels = reference::cca_kernels(h.voxel_mm, reference_spec(spec));
-  Eigen::MatrixXd y(n, 4);
-  for (int64_t t = 0; t < n; ++t) {
-    const auto r = reference::cca_filter_responses(series.volume(t), h.dims, kernels);
-    for (int f = 0; f < 4; ++f) y(t, f) = r[static_cast<size_t>(f)][centre];
-  }
-  const Eigen::MatrixXd x = basis_rows(basis, 0, n);
-  const auto restricted = reference::canonical_correlation(y, x, true);
-  const auto free = reference::canonical_correlation(y, x, false);
   ASSERT_GT(free.rho, restricted.rho + 0.1) << "the constraint must be active in this construction";
   EXPECT_TRUE((free.spatial.array() < 0.0).any() && (free.spatial.array() > 0.0).any());
   EXPECT_TRUE((restricted.spatial.array() >= 0.0).all());
