@@ -6,12 +6,15 @@
 // clock per TR and stage (each ends with its results on the host), median/p95/max over the runs after a warm-up; and
 // (4) the whole live QA stage as the pipeline runs it per TR (core/qa/live_qa.hpp: the above with the sliding moments,
 // DVARS, the carpet column, the median volume refreshed every 16 TRs, a tSNR map every 8); (5) each measure enqueued
-// back to back with one wait (the device's time and launch overhead, no round trips) and the cost of one round trip;
+// back to back with one wait (the device's time and launch overhead, no round trips), among them the volume pass with
+// each voxels-a-work-item setting and the quality index's bucket ranking with other counter strides, bucket sizes and
+// capacities, and the cost of one round trip;
 // (6) what one command of each kind (fill, small read into pageable or pinned memory, launch) costs back to back.
 // JSON lines on stdout.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -19,11 +22,16 @@
 
 #include "core/device/cl_error.hpp"
 #include "core/device/device.hpp"
+#include "core/qa/bucket_ranks.hpp"
+#include "core/qa/carpet_column.hpp"
 #include "core/qa/live_qa.hpp"
+#include "core/qa/masked_sort.hpp"
 #include "core/qa/quality_index.hpp"
 #include "core/qa/slice_means.hpp"
 #include "core/qa/sorted_series.hpp"
+#include "core/qa/volume_pass.hpp"
 #include "core/qa/voxel_moments.hpp"
+#include "core/reference/qa_reference.hpp"
 #include "core/ring/device_ring_buffer.hpp"
 #include "core/util/quantiles.hpp"
 
@@ -135,6 +143,67 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
     moments.add(newest);
     slices.enqueue(newest);
   });
+  // The live stage's one pass over the ring slot (moments cumulative and sliding, slice sums, DVARS, carpet), back to
+  // back, with each voxels-a-work-item setting.
+  nlohmann::json pass_device;
+  {
+    const rtf::CarpetVoxels carpet = rtf::carpet_voxels(mask, 800);
+    rtf::DeviceVoxelMoments cumulative(dev, voxels), sliding(dev, voxels);
+    const int previous_slot = static_cast<int>(ring.slot_of(total - 2));
+    const int leaving_slot = static_cast<int>(ring.slot_of(total - 31));
+    for (const size_t items : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, size_t{16}}) {
+      rtf::DeviceQaVolumePass pass(dev, dims, mask, carpet.indices, nullptr, items);
+      pass.enqueue(ring.data(), newest_slot, previous_slot, cumulative, &sliding, -1);  // the window's first volume
+      pass_device[fmt::format("voxels_an_item_{}", items)] = back_to_back(
+          [&] { pass.enqueue(ring.data(), newest_slot, previous_slot, cumulative, &sliding, leaving_slot); });
+    }
+  }
+  // The quality index's bucket ranking alone (core/qa/bucket_ranks.hpp), back to back, with the counters 1, 8 and 32
+  // ints apart, against the ring's median volume (its keys and ranks made on the host), and how full the buckets are.
+  nlohmann::json buckets_json;
+  {
+    sorted.enqueue_medians(median);
+    const std::vector<float> median_host = median.read_all(dev.queue());
+    std::vector<float> values;
+    for (size_t v = 0; v < mask.size(); ++v) {
+      if (mask[v] != 0) values.push_back(median_host[v]);
+    }
+    std::vector<uint32_t> keys(values.size());
+    std::transform(values.begin(), values.end(), keys.begin(), rtf::float_sort_key);
+    std::sort(keys.begin(), keys.end());
+    const std::vector<int64_t> r64 = rtf::reference::doubled_centred_ranks(values);
+    rtf::DeviceBuffer<uint32_t> sorted_keys(dev, keys.size());
+    sorted_keys.write(dev.queue(), keys);
+    rtf::DeviceBuffer<int> ranks(dev, r64.size());
+    ranks.write(dev.queue(), std::vector<int>(r64.begin(), r64.end()));
+    for (const int stride : {1, 8, 32}) {
+      rtf::DeviceBucketRanks b(dev, mask, nullptr, rtf::DeviceBucketRanks::kDefaultBucket, 0, stride);
+      b.enqueue_set_reference(sorted_keys, ranks);
+      buckets_json[fmt::format("counters_{}_apart_ms", stride)] =
+          back_to_back([&] { b.enqueue(ring.data(), newest_slot); });
+      if (stride == 1) {
+        const std::vector<int> counts = b.bucket_counts();
+        buckets_json["buckets"] = counts.size();
+        buckets_json["largest"] = *std::max_element(counts.begin(), counts.end());
+        buckets_json["empty"] = std::count(counts.begin(), counts.end(), 0);
+        buckets_json["capacity"] = b.capacity();
+        buckets_json["overflow"] = b.result().overflow;
+      }
+    }
+    // Other bucket sizes and capacities (counters 8 apart).
+    for (const int bucket : {128, 256, 512}) {
+      for (const int capacity : {1024, 2048}) {
+        rtf::DeviceBucketRanks b(dev, mask, nullptr, bucket, capacity);
+        b.enqueue_set_reference(sorted_keys, ranks);
+        const double ms = back_to_back([&] { b.enqueue(ring.data(), newest_slot); });
+        const std::vector<int> counts = b.bucket_counts();
+        buckets_json[fmt::format("bucket_{}_capacity_{}", bucket, capacity)] = {
+            {"ms", ms},
+            {"largest", *std::max_element(counts.begin(), counts.end())},
+            {"overflow", b.result().overflow}};
+      }
+    }
+  }
   std::vector<double> finish_ms, read_ms;
   std::vector<int> one(1);
   rtf::DeviceBuffer<int> word(dev, 1);
@@ -177,33 +246,35 @@ void bench_grid(rtf::Device& dev, std::array<int64_t, 3> dims, int window, int w
   one_voxel.fill(dev.queue(), 1.0f);
   const double launch_cost = per_command([&](int) { tiny.add(one_voxel); });
   const int64_t inside = std::count(mask.begin(), mask.end(), 1);
-  fmt::print(
-      "{}\n",
-      nlohmann::json{
-          {"bench", "qa per TR"},
-          {"device", dev.info().device_name},
-          {"size", fmt::format("{}x{}x{}", dims[0], dims[1], dims[2])},
-          {"mask_voxels", inside},
-          {"window", window},
-          {"series_kernel", sorted.shared_rows() ? "shared" : "per_item"},
-          {"series_lanes", sorted.lanes()},
-          {"merge_ways", merge_ways},
-          {"runs", runs},
-          {"moments_slices", summary(moments_ms)},
-          {"outliers_newest", summary(outliers_ms)},
-          {"median_and_quality_index", summary(quality_ms)},
-          {"total", summary(total_ms)},
-          {"live_qa_stage", summary(live_ms)},
-          {"back_to_back_ms",
-           {{"moments_slices", moments_device}, {"median_volume", medians_device}, {"quality_index", quality_device}}},
-          {"per_command_ms",
-           {{"fill_4_bytes", fill_cost},
-            {"read_4_bytes_pageable", pageable_cost},
-            {"read_4_bytes_pinned", pinned_cost},
-            {"launch_1_voxel", launch_cost}}},
-          {"idle_finish", summary(finish_ms)},
-          {"blocking_read_4_bytes", summary(read_ms)}}
-          .dump());
+  fmt::print("{}\n", nlohmann::json{{"bench", "qa per TR"},
+                                    {"device", dev.info().device_name},
+                                    {"size", fmt::format("{}x{}x{}", dims[0], dims[1], dims[2])},
+                                    {"mask_voxels", inside},
+                                    {"window", window},
+                                    {"series_kernel", sorted.shared_rows() ? "shared" : "per_item"},
+                                    {"series_lanes", sorted.lanes()},
+                                    {"merge_ways", merge_ways},
+                                    {"runs", runs},
+                                    {"moments_slices", summary(moments_ms)},
+                                    {"outliers_newest", summary(outliers_ms)},
+                                    {"median_and_quality_index", summary(quality_ms)},
+                                    {"total", summary(total_ms)},
+                                    {"live_qa_stage", summary(live_ms)},
+                                    {"back_to_back_ms",
+                                     {{"moments_slices", moments_device},
+                                      {"median_volume", medians_device},
+                                      {"quality_index", quality_device},
+                                      {"volume_pass", pass_device},
+                                      {"bucket_ranks", buckets_json}}},
+                                    {"live_quality_index_reranked", live.quality_reranked()},
+                                    {"per_command_ms",
+                                     {{"fill_4_bytes", fill_cost},
+                                      {"read_4_bytes_pageable", pageable_cost},
+                                      {"read_4_bytes_pinned", pinned_cost},
+                                      {"launch_1_voxel", launch_cost}}},
+                                    {"idle_finish", summary(finish_ms)},
+                                    {"blocking_read_4_bytes", summary(read_ms)}}
+                         .dump());
 }
 
 }  // namespace

@@ -28,12 +28,7 @@
 //                one for an odd number) and how many are finite, into `middle` (3 ints: the floats' bits, the count):
 //                non-finite keys sort before (-inf, NaN with the sign bit) and after (+inf, NaN) every finite one.
 
-// A float's key whose unsigned order is the float order (negative values' bits inverted, positive values' sign bit
-// set; -0 taken as +0 so that the two zeros tie, as they compare equal). Non-finite rows are flagged, not ranked.
-uint float_sort_key(float x) {
-  const uint bits = as_uint(x == 0.0f ? 0.0f : x);
-  return (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
-}
+#include "sort_key.clh"
 
 __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void sort_tiles(
     __global const float* restrict volumes, const int voxels, const int first, __global const int* restrict masked,
@@ -68,11 +63,6 @@ __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1))) void sort_tiles
   barrier(CLK_LOCAL_MEM_FENCE);
   __global uint* out = tiles + (row * get_num_groups(0) + get_group_id(0)) * TILE;
   for (int e = lid; e < TILE; e += LOCAL_SIZE) out[e] = tile[e];
-}
-
-// The float whose key is `key` (float_sort_key's inverse).
-float float_of_sort_key(const uint key) {
-  return as_float((key & 0x80000000u) != 0 ? key & 0x7FFFFFFFu : ~key);
 }
 
 // The first place in sorted[from .. to) whose key is not below x (strict), or above x (!strict).

@@ -103,22 +103,33 @@ __kernel void sorted_series_medians(__global const float* restrict values, __glo
   medians[masked[m]] = held == 0 || nonfinite[m] != 0 ? NAN : (held & 1) != 0 ? row[k] : 0.5f * (row[k] + row[k + 1]);
 }
 
-// sorted_series_replace_shared: sorted_series_replace with SERIES_LANES work-items to a row (a define, default 32: the
-// row's loads and stores coalesced, its moves done at once instead of one step after another), ROWS = local size /
-// SERIES_LANES rows a work-group. `scratch`: ROWS * capacity floats of local memory (each row as it was; the row after
-// the move is read through `moved_entry`), `facts` 8 * ROWS ints. Every entry ends where sorted_series_replace puts it:
-// a gap moved down stops above the entries not greater than the new value, moved up below the entries not smaller. The
-// MAD is the middle of the two ascending runs of deviations (entries at and below the middle, read downwards, and those
-// above it), found by one work-item in O(log capacity) (middle_deviations).
+// sorted_series_replace_shared: sorted_series_replace with SERIES_LANES work-items to a row (a define, default 8: the
+// row's loads coalesced, four floats a load, its moved entries written at once), ROWS = local size / SERIES_LANES rows
+// a work-group. `scratch`: ROWS * local_stride floats of local memory (each row as it was, `local_stride` >= capacity
+// floats apart: a multiple of 4 that is not of 8, so that the rows of a warp probing the same place hit different
+// banks; the row after the move is read through `moved_entry`). After the one barrier every work-item of a row finds
+// the same places by binary search in the local row (the old value's entry, the new value's place), as cheap for the
+// row's work-items together as for one, and no further barrier is needed. Every entry ends where sorted_series_replace
+// puts it: a gap moved down stops above the entries not greater than the new value, moved up below the entries not
+// smaller. The MAD is the middle of the two ascending runs of deviations (entries at and below the middle, read
+// downwards, and those above it), found in O(log capacity) (middle_deviations).
 #ifndef SERIES_LANES
-#define SERIES_LANES 32
+#define SERIES_LANES 8
 #endif
-#define F_OLD_AT 0  // the entry the slot's old value held (the gap)
-#define F_BELOW 1   // the first entry under the gap greater than the new value (the gap if none)
-#define F_ABOVE 2   // the first entry over the gap not smaller than the new value (n if none)
-#define F_BAD 3     // the voxel's non-finite entries after the move
-#define F_KEY 4     // the new value (as int bits)
-#define F_OLD 5     // the old value (as int bits)
+
+// The first place in row[from .. to) whose value is not below x (strict), or above x (!strict).
+int local_bound(__local const float* row, int from, int to, const float x, const bool strict) {
+  while (from < to) {
+    const int mid = from + (to - from) / 2;
+    const float y = row[mid];
+    if (strict ? y < x : y <= x) {
+      from = mid + 1;
+    } else {
+      to = mid;
+    }
+  }
+  return from;
+}
 
 // Entry e of the row after the move, read off the row as it was (`old_row`): the new value `key` went to place p, the
 // entries between p and the gap j moved one place towards the gap.
@@ -165,76 +176,50 @@ __kernel void sorted_series_replace_shared(__global const float* restrict volume
                                            const int held, const int slot_was_held, __global float* restrict values,
                                            __global float* restrict ordered, __global int* restrict nonfinite,
                                            const int count_outliers, const float scale, __global int* restrict outliers,
-                                           const int parity, __local float* restrict scratch,
-                                           __local int* restrict facts) {
+                                           const int parity, __local float* restrict scratch, const int local_stride) {
   const int lane = get_local_id(0) % SERIES_LANES;
   const int r = get_local_id(0) / SERIES_LANES;
   const int rows = get_local_size(0) / SERIES_LANES;
   const int m = get_group_id(0) * rows + r;
   const bool active = m < count;
   if (get_global_id(0) == 0) outliers[1 - parity] = 0;
-  __local float* old_row = scratch + r * capacity;
-  __local int* f = facts + 8 * r;
+  __local float* old_row = scratch + r * local_stride;
   __global float* row = values + (long)(active ? m : 0) * capacity;
+  if (active) {
+    const int quads = held / 4;
+    for (int q = lane; q < quads; q += SERIES_LANES) vstore4(vload4(q, row), q, old_row);
+    for (int e = 4 * quads + lane; e < held; e += SERIES_LANES) old_row[e] = row[e];
+  }
+  // Every work-item of the row reads the new and the old value (the same addresses: one load for the row).
+  const float x = active ? volumes[(long)slot * voxels + masked[m]] : 0.0f;
+  const float key = isfinite(x) ? x : INFINITY;
+  __global float* previous = ordered + (long)slot * count + (active ? m : 0);
+  const float old = active && slot_was_held != 0 ? *previous : INFINITY;
+  int bad = active ? nonfinite[m] : 0;
+  if (slot_was_held != 0 && !isfinite(old)) --bad;
+  if (!isfinite(x)) ++bad;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!active) return;
+  if (lane == 0) {
+    *previous = key;
+    nonfinite[m] = bad;
+  }
   const int n = slot_was_held != 0 ? held : held + 1;  // entries after the move
-  if (active) {
-    for (int e = lane; e < held; e += SERIES_LANES) old_row[e] = row[e];
-    if (lane == 0) {
-      const float x = volumes[(long)slot * voxels + masked[m]];
-      const float key = isfinite(x) ? x : INFINITY;
-      __global float* previous = ordered + (long)slot * count + m;
-      int bad = nonfinite[m];
-      float old = INFINITY;
-      if (slot_was_held != 0) {
-        old = *previous;
-        if (!isfinite(old)) --bad;
-      }
-      *previous = key;
-      if (!isfinite(x)) ++bad;
-      nonfinite[m] = bad;
-      f[F_OLD_AT] = slot_was_held != 0 ? -1 : held;  // a new entry at the end
-      f[F_BAD] = bad;
-      f[F_KEY] = as_int(key);
-      f[F_OLD] = as_int(old);
-    }
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const float key = as_float(f[F_KEY]);
-  if (active && slot_was_held != 0) {  // the first entry not below the old value: it equals it
-    const float old = as_float(f[F_OLD]);
-    for (int e = lane; e < held; e += SERIES_LANES) {
-      if (old_row[e] >= old && (e == 0 || old_row[e - 1] < old)) f[F_OLD_AT] = e;
-    }
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const int j = f[F_OLD_AT];
-  if (active && lane == 0) {
-    f[F_BELOW] = j;
-    f[F_ABOVE] = n;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (active) {
-    for (int e = lane; e < held; e += SERIES_LANES) {
-      const float v = old_row[e];
-      if (e < j && v > key && (e == 0 || old_row[e - 1] <= key)) f[F_BELOW] = e;
-      if (e > j && v >= key && (e == j + 1 || old_row[e - 1] < key)) f[F_ABOVE] = e;
-    }
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const int below = f[F_BELOW], above = f[F_ABOVE];
-  const int p = below < j ? below : above > j + 1 ? above - 1 : j;  // where the new value goes
+  // The gap: the old value's entry (the first not below it: it equals it), or a new entry at the end.
+  const int j = slot_was_held != 0 ? local_bound(old_row, 0, held, old, true) : held;
+  // The new value's place: below the gap before the first entry greater than it, else above the gap before the first
+  // entry not smaller than it (the gap itself when neither).
+  const int below = local_bound(old_row, 0, j, key, false);
+  const int above = below < j ? j : local_bound(old_row, j + 1, held, key, true);
+  const int p = below < j ? below : above > j + 1 ? above - 1 : j;
   const int from = min(p, j), to = max(p, j);
   const MovedRow moved = {old_row, p, j, from, to, key};
-  if (active) {
-    for (int e = from + lane; e <= to; e += SERIES_LANES) row[e] = moved_entry(&moved, e);
-  }
-  const bool test = count_outliers != 0 && active && f[F_BAD] == 0;
+  for (int e = from + lane; e <= to; e += SERIES_LANES) row[e] = moved_entry(&moved, e);
+  if (count_outliers == 0 || bad != 0 || lane != 0) return;
   const int k = (n - 1) / 2;
   const float med =
       (n & 1) != 0 ? moved_entry(&moved, k) : 0.5f * (moved_entry(&moved, k) + moved_entry(&moved, k + 1));
-  if (test && lane == 0) {
-    const float2 mad_pair = middle_deviations(&moved, n, k, med);
-    const float mad = (n & 1) != 0 ? mad_pair.x : 0.5f * (mad_pair.x + mad_pair.y);
-    if (mad > 0.0f && fabs(key - med) > scale * mad) atomic_inc(outliers + parity);
-  }
+  const float2 mad_pair = middle_deviations(&moved, n, k, med);
+  const float mad = (n & 1) != 0 ? mad_pair.x : 0.5f * (mad_pair.x + mad_pair.y);
+  if (mad > 0.0f && fabs(key - med) > scale * mad) atomic_inc(outliers + parity);
 }

@@ -96,6 +96,10 @@ int64_t LiveQa::carpet_rows() const {
   return pass_->carpet_rows();
 }
 
+int64_t LiveQa::quality_reranked() const {
+  return quality_->reranked();
+}
+
 void LiveQa::raise(bool over, int metric, int64_t volume, double value, double threshold, std::string where,
                    std::vector<QaAlarm>& out, const char* name) {
   bool& was = over_[static_cast<size_t>(metric)];

@@ -99,6 +99,8 @@ class LiveQa {
   QaRun run_record(const DeviceRingBuffer& ring, const std::string& title);
 
   int64_t carpet_rows() const;
+  // Volumes whose quality index needed the slower ranking (a bucket past its capacity: core/qa/bucket_ranks.hpp).
+  int64_t quality_reranked() const;
   int64_t carpet_split() const { return carpet_split_; }
   const std::vector<uint8_t>& mask() const { return mask_; }
   const LiveQaOptions& options() const { return options_; }

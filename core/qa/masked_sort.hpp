@@ -4,6 +4,7 @@
 // reads (core/qa/masked_median.hpp). docs/algorithms/qa.md.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 
@@ -11,6 +12,12 @@
 #include "core/device/device.hpp"
 
 namespace rtf {
+
+// The host's float_sort_key (kernels/sort_key.clh): a float's key whose unsigned order is the float order, -0 as +0.
+inline uint32_t float_sort_key(float x) {
+  const auto bits = std::bit_cast<uint32_t>(x == 0.0f ? 0.0f : x);
+  return (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+}
 
 class DeviceMaskedSort {
  public:

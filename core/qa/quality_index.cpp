@@ -1,5 +1,6 @@
 // DeviceQualityIndex: per batch of rows the sort's launches (core/qa/masked_sort.hpp) and one launch ranking each value
-// and summing the products by work-group, the partials added on the host; the reference's ranks kept.
+// and summing the products by work-group, the partials added on the host; per live slot the bucket ranking
+// (core/qa/bucket_ranks.hpp); the reference's ranks kept.
 #include "core/qa/quality_index.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "core/device/launch.hpp"
+#include "core/qa/bucket_ranks.hpp"
 #include "core/qa/masked_sort.hpp"
 
 namespace rtf {
@@ -45,16 +47,16 @@ DeviceQualityIndex::DeviceQualityIndex(Device& device, std::span<const uint8_t> 
   reference_ranks_ = DeviceBuffer<int>(device, n);
   partials_ = DeviceBuffer<int64_t>(device, partials);
   bad_host_ = PinnedHost<int>(device, 1);
-  partials_pinned_ = PinnedHost<int64_t>(device, partials);
-  partials_host_ = partials_pinned_.span();
-  // A single volume's partials (the live stage) go to the arena, read with the stage's other results.
-  if (arena != nullptr) arena_partials_ = arena->take<int64_t>(4 * static_cast<size_t>(groups_), arena_host_);
+  partials_host_ = PinnedHost<int64_t>(device, partials);
+  // A single slot's sums (the live stage) go to the arena, read with the stage's other results.
+  buckets_ = std::make_unique<DeviceBucketRanks>(device, mask, arena);
+  arena_reads_ = arena != nullptr;
 }
 
 DeviceQualityIndex::~DeviceQualityIndex() = default;
 
 size_t DeviceQualityIndex::live_result_bytes(int64_t mask_voxels) {
-  return sizeof(int64_t) * 4 * static_cast<size_t>((std::max<int64_t>(mask_voxels, 1) + kLocalSize - 1) / kLocalSize);
+  return DeviceBucketRanks::result_bytes(mask_voxels);
 }
 
 void DeviceQualityIndex::check(const DeviceBuffer<float>& volumes, int count) const {
@@ -73,21 +75,29 @@ void DeviceQualityIndex::set_reference(const DeviceBuffer<float>& reference) {
   const DeviceBuffer<uint32_t>& sorted = sort_->enqueue(reference, 0, 1);
   set_args(ranks_kernel_, sort_->keys(), sorted, count_, sort_->total(), reference_ranks_);
   launch<1>(q, ranks_kernel_, {static_cast<size_t>(count_)}, {size_t{kLocalSize}}, {}, EventMode::kNone);
+  buckets_->enqueue_set_reference(sorted, reference_ranks_);  // (before another sort takes the buffer)
   sort_->bad().read_async(q, bad_host_.span());
   RTF_CL_CHECK(clFinish(q));
   reference_finite_ = bad_host_[0] == 0;
 }
 
-void DeviceQualityIndex::enqueue_sums(const DeviceBuffer<float>& volumes, int first, int rows, bool to_arena) {
+void DeviceQualityIndex::enqueue_sums(const DeviceBuffer<float>& volumes, int first, int rows) {
   const auto r = static_cast<size_t>(rows);
-  DeviceBuffer<int64_t>& partials = to_arena ? arena_partials_ : partials_;
   const DeviceBuffer<uint32_t>& sorted = sort_->enqueue(volumes, first, rows, false);
-  set_args(sums_, sort_->keys(), sorted, count_, sort_->total(), reference_ranks_, partials);
+  set_args(sums_, sort_->keys(), sorted, count_, sort_->total(), reference_ranks_, partials_);
   launch<2>(device_.queue(), sums_, {static_cast<size_t>(groups_) * kLocalSize, r}, {size_t{kLocalSize}, 1}, {},
             EventMode::kNone);
-  sums_in_arena_ = to_arena;
-  if (!to_arena) partials_.read_async(device_.queue(), partials_host_.first(4 * static_cast<size_t>(groups_) * r));
+  partials_.read_async(device_.queue(), partials_host_.span().first(4 * static_cast<size_t>(groups_) * r));
 }
+
+namespace {
+// 1 - rho from the integer sums; NaN for non-finite values or a constant reference, 1 for a constant volume
+// (correlation 0, as AFNI's 3dTqual gives it).
+double quality_from_sums(int64_t ab, int64_t aa, int64_t bb, int64_t bad) {
+  if (bad != 0 || bb == 0) return kUndefined;
+  return aa == 0 ? 1.0 : 1.0 - static_cast<double>(ab) / std::sqrt(static_cast<double>(aa) * static_cast<double>(bb));
+}
+}  // namespace
 
 std::vector<double> DeviceQualityIndex::correlations(int rows) const {
   const auto r = static_cast<size_t>(rows);
@@ -95,7 +105,7 @@ std::vector<double> DeviceQualityIndex::correlations(int rows) const {
   for (size_t row = 0; row < r; ++row) {
     int64_t ab = 0, aa = 0, bb = 0, bad = 0;
     const auto groups = static_cast<size_t>(groups_);
-    const std::span<const int64_t> partials = sums_in_arena_ ? arena_host_ : partials_host_;
+    const std::span<const int64_t> partials = partials_host_.span();
     for (size_t g = 0; g < groups; ++g) {
       const size_t at = 4 * (row * groups + g);
       ab += partials[at];
@@ -103,10 +113,7 @@ std::vector<double> DeviceQualityIndex::correlations(int rows) const {
       bb += partials[at + 2];
       bad += partials[at + 3];
     }
-    if (bad != 0 || bb == 0) continue;  // a constant reference ranks nothing
-    // A constant volume: correlation 0, as AFNI's 3dTqual gives it.
-    out[row] =
-        aa == 0 ? 1.0 : 1.0 - static_cast<double>(ab) / std::sqrt(static_cast<double>(aa) * static_cast<double>(bb));
+    out[row] = quality_from_sums(ab, aa, bb, bad);
   }
   return out;
 }
@@ -117,7 +124,7 @@ double DeviceQualityIndex::quality(const DeviceBuffer<float>& volume) {
 
 double DeviceQualityIndex::quality_of_slot(const DeviceBuffer<float>& volumes, int slot) {
   enqueue_quality_of_slot(volumes, slot);
-  if (sums_in_arena_) arena_partials_.read_async(device_.queue(), arena_host_);  // (the arena's owner is not waiting)
+  if (arena_reads_ && !pending_undefined_) buckets_->enqueue_read();  // (the arena's owner is not waiting)
   RTF_CL_CHECK(clFinish(device_.queue()));
   return quality_result();
 }
@@ -129,12 +136,22 @@ void DeviceQualityIndex::enqueue_quality_of_slot(const DeviceBuffer<float>& volu
   pending_ = true;
   pending_undefined_ = count_ < 2 || !reference_finite_;
   if (pending_undefined_) return;
-  enqueue_sums(volumes, slot, 1, arena_partials_.size() > 0);
+  buckets_->enqueue(volumes, slot);
+  pending_volumes_ = &volumes;
+  pending_slot_ = slot;
 }
 
-double DeviceQualityIndex::quality_result() const {
+double DeviceQualityIndex::quality_result() {
   if (!pending_) throw std::logic_error("DeviceQualityIndex: quality_result() before enqueue_quality_of_slot()");
-  return pending_undefined_ ? kUndefined : correlations(1)[0];
+  if (pending_undefined_) return kUndefined;
+  const DeviceBucketRanks::Sums s = buckets_->result();
+  if (s.nonfinite != 0) return kUndefined;
+  if (!s.overflow) return quality_from_sums(s.ab, s.aa, s.bb, 0);
+  // A volume unlike the reference (a bucket past its capacity): sorted and ranked as offline.
+  ++reranked_;
+  enqueue_sums(*pending_volumes_, pending_slot_, 1);
+  RTF_CL_CHECK(clFinish(device_.queue()));
+  return correlations(1)[0];
 }
 
 std::vector<double> DeviceQualityIndex::quality_every_volume(const DeviceBuffer<float>& run, int volumes) {
@@ -148,7 +165,7 @@ std::vector<double> DeviceQualityIndex::quality_every_volume(const DeviceBuffer<
       out.insert(out.end(), static_cast<size_t>(rows), kUndefined);
       continue;
     }
-    enqueue_sums(run, first, rows, false);
+    enqueue_sums(run, first, rows);
     RTF_CL_CHECK(clFinish(device_.queue()));
     const std::vector<double> batch = correlations(rows);
     out.insert(out.end(), batch.begin(), batch.end());

@@ -2,10 +2,13 @@
 // volume: each slice's mean against the same slice's means in the volumes before it, as a robust z-score
 // (median and 1.4826 x MAD of the history: a drop-out or spike in the history does not hide the next one; the spread
 // taken no lower than half the median relative spread of all slices, since a MAD of few values can be far below the
-// real noise). A slice whose |z| exceeds the threshold is flagged. Host arithmetic on a few numbers a volume.
+// real noise). A slice whose |z| exceeds the threshold is flagged. Host arithmetic on a few numbers a volume: each
+// slice's history kept sorted (a value in, the oldest out: O(history) a slice, no sort), its MAD by merging the
+// deviations below and above the median from the middle out.
 // docs/algorithms/qa.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -37,8 +40,12 @@ class SliceZScores {
   SliceZ next(const std::vector<double>& slice_means);
 
  private:
+  // The sorted histories again from history_ (when the number of slices changes).
+  void rebuild(size_t slices);
+
   SliceZScoreOptions options_;
   std::deque<std::vector<double>> history_;  // the most recent volumes' slice means, oldest first
+  std::vector<std::vector<double>> sorted_;  // per slice: the finite values of history_, ascending
 };
 
 }  // namespace rtf

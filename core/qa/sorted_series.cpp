@@ -16,8 +16,14 @@ namespace {
 constexpr size_t kLocalSize = 64;
 constexpr size_t kSharedGroup = 128;  // sorted_series_replace_shared: work-items a group (kSharedGroup / lanes rows)
 
+// sorted_series_replace_shared: the rows' distance in local memory, a multiple of 4 floats (aligned four-float
+// stores) that is not one of 8 (rows of a warp probing the same place of their rows hit different banks).
+size_t local_stride(int capacity) {
+  return (static_cast<size_t>(capacity) + 7) / 8 * 8 + 4;
+}
+
 size_t shared_local_bytes(int capacity, int lanes) {
-  return kSharedGroup / static_cast<size_t>(lanes) * (static_cast<size_t>(capacity) * sizeof(float) + 8 * sizeof(int));
+  return kSharedGroup / static_cast<size_t>(lanes) * local_stride(capacity) * sizeof(float);
 }
 }  // namespace
 
@@ -94,10 +100,9 @@ void DeviceSortedSeries::enqueue_replace(const DeviceBuffer<float>& volumes, int
   const auto scale = static_cast<float>(DeviceOutlierCount::threshold_scale(held_));
   if (shared_) {
     const size_t rows = kSharedGroup / static_cast<size_t>(lanes_);
-    const size_t rows_bytes = rows * static_cast<size_t>(capacity_) * sizeof(float);
     set_args(replace_, volumes, static_cast<int>(voxels_), slot, masked_, count_, capacity_, held_before,
              was_held ? 1 : 0, values_, ordered_, nonfinite_, count_outliers ? 1 : 0, scale, outliers_, parity_,
-             LocalMemory{rows_bytes}, LocalMemory{rows * 8 * sizeof(int)});
+             LocalMemory{shared_local_bytes(capacity_, lanes_)}, static_cast<int>(local_stride(capacity_)));
     const size_t groups = (static_cast<size_t>(count_) + rows - 1) / rows;
     launch<1>(q, replace_, {groups * kSharedGroup}, {kSharedGroup}, {}, EventMode::kNone);
   } else {

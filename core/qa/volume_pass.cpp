@@ -16,12 +16,17 @@
 namespace rtf {
 
 namespace {
-constexpr size_t kVoxelsAnItem = 8;  // a slice's voxels a work-item (about): groups enough to fill the device
 constexpr size_t kGroupFloats = 6;
+
+size_t chunks_for(std::array<int64_t, 3> dims, size_t voxels_an_item, size_t local_size) {
+  const auto slice_voxels = static_cast<size_t>(std::max<int64_t>(dims[0] * dims[1], 1));
+  const size_t per_group = std::max<size_t>(voxels_an_item, 1) * local_size;
+  return std::max<size_t>(1, (slice_voxels + per_group - 1) / per_group);
+}
 }  // namespace
 
 DeviceQaVolumePass::DeviceQaVolumePass(Device& device, std::array<int64_t, 3> dims, std::span<const uint8_t> mask,
-                                       std::span<const int> carpet_voxels, ResultArena* arena)
+                                       std::span<const int> carpet_voxels, ResultArena* arena, size_t voxels_an_item)
     : device_(device),
       dims_(dims),
       voxels_(dims[0] * dims[1] * dims[2]),
@@ -42,14 +47,12 @@ DeviceQaVolumePass::DeviceQaVolumePass(Device& device, std::array<int64_t, 3> di
     }
     row_of[static_cast<size_t>(v)] = static_cast<int>(r);
   }
-  const auto slice_voxels = static_cast<size_t>(dims[0] * dims[1]);
-  chunks_ = std::max<size_t>(1, (slice_voxels + kVoxelsAnItem * kLocalSize - 1) / (kVoxelsAnItem * kLocalSize));
-  // (result_bytes() counts the same groups.)
+  chunks_ = chunks_for(dims, voxels_an_item, kLocalSize);  // (result_bytes() counts the same groups)
   mask_ = DeviceBuffer<uint8_t>(device, mask.size());
   mask_.write(device.queue(), mask);
   carpet_row_ = DeviceBuffer<int>(device, row_of.size());
   carpet_row_.write(device.queue(), std::span<const int>(row_of));
-  const size_t floats = result_bytes(dims, carpet_voxels.size()) / sizeof(float);
+  const size_t floats = result_bytes(dims, carpet_voxels.size(), voxels_an_item) / sizeof(float);
   if (arena != nullptr) {
     out_ = arena->take<float>(floats, out_host_);
     arena_reads_ = true;
@@ -60,10 +63,8 @@ DeviceQaVolumePass::DeviceQaVolumePass(Device& device, std::array<int64_t, 3> di
   }
 }
 
-size_t DeviceQaVolumePass::result_bytes(std::array<int64_t, 3> dims, size_t carpet_rows) {
-  const auto slice_voxels = static_cast<size_t>(std::max<int64_t>(dims[0] * dims[1], 1));
-  const size_t chunks =
-      std::max<size_t>(1, (slice_voxels + kVoxelsAnItem * kLocalSize - 1) / (kVoxelsAnItem * kLocalSize));
+size_t DeviceQaVolumePass::result_bytes(std::array<int64_t, 3> dims, size_t carpet_rows, size_t voxels_an_item) {
+  const size_t chunks = chunks_for(dims, voxels_an_item, kLocalSize);
   return sizeof(float) * (kGroupFloats * chunks * static_cast<size_t>(std::max<int64_t>(dims[2], 1)) + carpet_rows);
 }
 

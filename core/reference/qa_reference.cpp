@@ -105,6 +105,31 @@ double quality_index(const std::vector<float>& volume, const std::vector<float>&
   return 1.0 - ab / std::sqrt(aa * bb);
 }
 
+std::vector<int64_t> doubled_centred_ranks(const std::vector<float>& values) {
+  const std::vector<double> r = average_ranks(std::vector<double>(values.begin(), values.end()));
+  std::vector<int64_t> out(r.size());
+  for (size_t i = 0; i < r.size(); ++i) out[i] = std::llround(2.0 * r[i]) - static_cast<int64_t>(r.size() + 1);
+  return out;
+}
+
+RankSums rank_sums(const std::vector<float>& volume, const std::vector<float>& reference,
+                   const std::vector<uint8_t>& mask) {
+  std::vector<float> a, b;
+  for (size_t v = 0; v < mask.size(); ++v) {
+    if (mask[v] == 0) continue;
+    a.push_back(volume[v]);
+    b.push_back(reference[v]);
+  }
+  const std::vector<int64_t> ra = doubled_centred_ranks(a), rb = doubled_centred_ranks(b);
+  RankSums s;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    s.ab += ra[i] * rb[i];
+    s.aa += ra[i] * ra[i];
+    s.bb += rb[i] * rb[i];
+  }
+  return s;
+}
+
 OutlierCounts outlier_counts(const std::vector<std::vector<float>>& volumes, const std::vector<uint8_t>& mask,
                              double scale) {
   OutlierCounts out;

@@ -38,4 +38,14 @@ OutlierCounts outlier_counts(const std::vector<std::vector<float>>& volumes, con
 double quality_index(const std::vector<float>& volume, const std::vector<float>& reference,
                      const std::vector<uint8_t>& mask);
 
+// Spearman's sums in integers: each masked value's doubled centred average rank, 2 r - (n + 1) with r its 1-based
+// average rank among the n masked values (an integer for ties too), and the sums of a*b, a*a, b*b of the volume's ranks
+// a and the reference's b (every masked value finite).
+std::vector<int64_t> doubled_centred_ranks(const std::vector<float>& values);
+struct RankSums {
+  int64_t ab = 0, aa = 0, bb = 0;
+};
+RankSums rank_sums(const std::vector<float>& volume, const std::vector<float>& reference,
+                   const std::vector<uint8_t>& mask);
+
 }  // namespace rtf::reference
