@@ -55,7 +55,7 @@ DeviceBucketRanks::DeviceBucketRanks(Device& device, std::span<const uint8_t> ma
   const int64_t n = std::max(count_, 1);
   bucket_ = bucket_for(n, bucket);
   buckets_ = static_cast<int>((n + bucket_ - 1) / bucket_);
-  if (capacity_ == 0) capacity_ = static_cast<int>(std::min<int64_t>(int64_t{8} * bucket_, kMaxCapacity));
+  if (capacity_ == 0) capacity_ = static_cast<int>(std::min<int64_t>(int64_t{4} * bucket_, kMaxCapacity));
   capacity_pow2_ = 1;
   while (capacity_pow2_ < capacity_) capacity_pow2_ <<= 1;
   // Only the values a work-item holds are compiled in: the programs serve every mask and setting.
