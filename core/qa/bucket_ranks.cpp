@@ -72,7 +72,7 @@ DeviceBucketRanks::DeviceBucketRanks(Device& device, std::span<const uint8_t> ma
   }
   splitters_ = DeviceBuffer<uint32_t>(device, static_cast<size_t>(std::max(buckets_ - 1, 1)));
   storage_ = DeviceBuffer<cl_uint2>(device, static_cast<size_t>(buckets_) * static_cast<size_t>(capacity_));
-  const auto partials = static_cast<size_t>(4 * buckets_ + 1);
+  const size_t partials = 4 * static_cast<size_t>(buckets_) + 1;
   if (arena != nullptr) {
     partials_ = arena->take<int64_t>(partials, partials_host_);
     arena_reads_ = true;
