@@ -20,7 +20,8 @@ constexpr size_t kGroupFloats = 6;
 
 size_t chunks_for(std::array<int64_t, 3> dims, size_t voxels_an_item, size_t local_size) {
   const auto slice_voxels = static_cast<size_t>(std::max<int64_t>(dims[0] * dims[1], 1));
-  const size_t per_group = std::max<size_t>(voxels_an_item, 1) * local_size;
+  if (voxels_an_item == 0) voxels_an_item = dims[0] * dims[1] * dims[2] < 400000 ? 4 : 8;
+  const size_t per_group = voxels_an_item * local_size;
   return std::max<size_t>(1, (slice_voxels + per_group - 1) / per_group);
 }
 }  // namespace

@@ -31,8 +31,10 @@ class DeviceQaVolumePass {
   // `dims`: the grid; `mask`: one byte per voxel (non-zero: inside); `carpet_voxels`: the carpet's voxels in row order
   // (indices into the grid). Throws std::invalid_argument for sizes that do not match or an index outside the grid.
   // `arena`: where the results go (its owner reads them; null: enqueue() reads them itself). `voxels_an_item`: about
-  // how many of a slice's voxels one work-item takes (fewer: more work-items in flight, more partial sums to add).
-  static constexpr size_t kDefaultVoxelsAnItem = 4;  // H200: 104x104x72 0.025 ms (8: 0.025), 64x64x33 0.016 (8: 0.022)
+  // how many of a slice's voxels one work-item takes (fewer: more work-items in flight, more partial sums for the host
+  // to add); 0: 4 for grids below 400,000 voxels, 8 above (H200: 64x64x33 0.014-0.019 ms with 4, 0.019-0.022 with 8;
+  // 104x104x72 0.023-0.025 with 8, 0.025 with 4, and half the host's additions).
+  static constexpr size_t kDefaultVoxelsAnItem = 0;
   DeviceQaVolumePass(Device& device, std::array<int64_t, 3> dims, std::span<const uint8_t> mask,
                      std::span<const int> carpet_voxels, ResultArena* arena = nullptr,
                      size_t voxels_an_item = kDefaultVoxelsAnItem);

@@ -5,7 +5,8 @@
 // reference (reference::slice_means; the kernel's sums are compensated), DVARS within 1e-6 of the host's double
 // (the squares are float), the carpet column exact, the cumulative and sliding moments within 2 float steps of the data
 // of DeviceVoxelMoments' own kernels fed the same volumes (themselves checked against the double reference in
-// test_voxel_moments); no earlier slot: DVARS NaN; bad slots and grids refused.
+// test_voxel_moments), with the default and other voxels a work-item; no earlier slot: DVARS NaN; bad slots and grids
+// refused.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -48,7 +49,13 @@ TEST(QaVolumePass, MatchesTheSeparateMeasuresAsTheRingTurns) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> base(800.0f, 200.0f), noise(0.0f, 30.0f);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  for (const std::array<int64_t, 3> dims : {std::array<int64_t, 3>{7, 5, 3}, std::array<int64_t, 3>{37, 41, 5}}) {
+  struct Case {
+    std::array<int64_t, 3> dims;
+    size_t voxels_an_item;  // 0: the default
+  };
+  for (const Case c : {Case{{7, 5, 3}, 0}, Case{{37, 41, 5}, 0}, Case{{37, 41, 5}, 3}, Case{{37, 41, 5}, 1}}) {
+    const std::array<int64_t, 3> dims = c.dims;
+    SCOPED_TRACE(fmt::format("{}x{}x{}, {} voxels a work-item", dims[0], dims[1], dims[2], c.voxels_an_item));
     const auto voxels = static_cast<size_t>(dims[0] * dims[1] * dims[2]);
     const int capacity = 5, window = 4, volumes = 3 * capacity + 1;
     std::vector<uint8_t> mask(voxels);
@@ -59,7 +66,7 @@ TEST(QaVolumePass, MatchesTheSeparateMeasuresAsTheRingTurns) {
     carpet.resize(std::min<size_t>(voxels, 23));
     std::vector<float> mean(voxels);
     for (float& m : mean) m = std::max(base(rng), 100.0f);
-    DeviceQaVolumePass pass(device, dims, mask, carpet);
+    DeviceQaVolumePass pass(device, dims, mask, carpet, nullptr, c.voxels_an_item);
     ASSERT_EQ(pass.carpet_rows(), static_cast<int64_t>(carpet.size()));
     DeviceVoxelMoments cumulative(device, static_cast<int64_t>(voxels)), sliding(device, static_cast<int64_t>(voxels));
     DeviceVoxelMoments cumulative_want(device, static_cast<int64_t>(voxels)),
