@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/device/launch.hpp"
+#include "core/mask/masked_voxels.hpp"
 
 namespace rtf {
 
@@ -47,10 +48,7 @@ DeviceBucketRanks::DeviceBucketRanks(Device& device, std::span<const uint8_t> ma
     throw std::runtime_error(fmt::format("DeviceBucketRanks: the device's work-groups hold {} items, {} needed",
                                          device.info().max_work_group_size, kLocalSize));
   }
-  std::vector<int> masked;
-  for (size_t v = 0; v < mask.size(); ++v) {
-    if (mask[v] != 0) masked.push_back(static_cast<int>(v));
-  }
+  const std::vector<int> masked = masked_voxels(mask);
   count_ = static_cast<int>(masked.size());
   const int64_t n = std::max(count_, 1);
   bucket_ = bucket_for(n, bucket);
@@ -64,8 +62,7 @@ DeviceBucketRanks::DeviceBucketRanks(Device& device, std::span<const uint8_t> ma
   splitters_kernel_ = device.kernel("bucket_ranks.cl", "bucket_splitters", defines);
   scatter_ = device.kernel("bucket_ranks.cl", "bucket_scatter", defines);
   rank_sums_ = device.kernel("bucket_ranks.cl", "bucket_rank_sums", defines);
-  masked_ = DeviceBuffer<int>(device, static_cast<size_t>(n));
-  if (count_ > 0) masked_.write(device.queue(), masked);
+  masked_ = upload_masked_voxels(device, masked);
   for (DeviceBuffer<int>& c : counts_) {
     c = DeviceBuffer<int>(device, (static_cast<size_t>(buckets_) + 1) * static_cast<size_t>(counter_stride_));
     c.fill(device.queue(), 0);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/device/launch.hpp"
+#include "core/mask/masked_voxels.hpp"
 
 namespace rtf {
 
@@ -35,17 +36,13 @@ DeviceMaskedSort::DeviceMaskedSort(Device& device, std::span<const uint8_t> mask
   const std::vector<std::string> defines{fmt::format("LOCAL_SIZE={}", kLocalSize), fmt::format("TILE={}", kTile)};
   sort_tiles_ = device.kernel("rank_correlation.cl", "sort_tiles", defines);
   merge_ = device.kernel("rank_correlation.cl", "merge_runs", defines);
-  std::vector<int> masked;
-  for (size_t v = 0; v < mask.size(); ++v) {
-    if (mask[v] != 0) masked.push_back(static_cast<int>(v));
-  }
+  const std::vector<int> masked = masked_voxels(mask);
   count_ = static_cast<int>(masked.size());
   const auto n = static_cast<size_t>(std::max(count_, 1));
   tile_count_ = static_cast<int>((n + kTile - 1) / kTile);
   const auto tiled = static_cast<size_t>(total());
   const auto rows = static_cast<size_t>(max_rows_);
-  masked_ = DeviceBuffer<int>(device, n);
-  if (count_ > 0) masked_.write(device.queue(), masked);
+  masked_ = upload_masked_voxels(device, masked);
   bad_ = DeviceBuffer<int>(device, rows);
   keys_ = DeviceBuffer<uint32_t>(device, n * rows);
   tiles_ = DeviceBuffer<uint32_t>(device, tiled * rows);

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "core/device/launch.hpp"
+#include "core/mask/masked_voxels.hpp"
 
 namespace rtf {
 
@@ -43,13 +44,10 @@ DeviceOutlierCount::DeviceOutlierCount(Device& device, std::span<const uint8_t> 
     throw std::invalid_argument(
         fmt::format("DeviceOutlierCount: a mask of {} voxels, series of {} volumes", mask.size(), max_slots));
   }
-  for (size_t v = 0; v < mask.size(); ++v) {
-    if (mask[v] != 0) masked_host_.push_back(static_cast<int>(v));
-  }
+  masked_host_ = masked_voxels(mask);
   const int64_t rows_in_budget = std::max<int64_t>(1, scratch_bytes / (int64_t{4} * max_slots));
   chunk_ = std::max<int64_t>(1, std::min<int64_t>(mask_voxels(), rows_in_budget));
-  masked_ = DeviceBuffer<int>(device, std::max<size_t>(masked_host_.size(), 1));
-  if (!masked_host_.empty()) masked_.write(device.queue(), masked_host_);
+  masked_ = upload_masked_voxels(device, masked_host_);
   scratch_ = DeviceBuffer<float>(device, static_cast<size_t>(chunk_ * max_slots));
   outliers_ = DeviceBuffer<int>(device, static_cast<size_t>(max_slots));
   uint64_t sorted_slots = 1;  // the rows' length in local memory: a power of two

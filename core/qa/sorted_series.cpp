@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/device/launch.hpp"
+#include "core/mask/masked_voxels.hpp"
 #include "core/qa/outlier_count.hpp"
 
 namespace rtf {
@@ -38,10 +39,7 @@ DeviceSortedSeries::DeviceSortedSeries(Device& device, std::span<const uint8_t> 
     throw std::invalid_argument(
         fmt::format("DeviceSortedSeries: a mask of {} voxels, a ring of {} slots", mask.size(), capacity));
   }
-  std::vector<int> masked;
-  for (size_t v = 0; v < mask.size(); ++v) {
-    if (mask[v] != 0) masked.push_back(static_cast<int>(v));
-  }
+  const std::vector<int> masked = masked_voxels(mask);
   count_ = static_cast<int>(masked.size());
   const auto n = static_cast<size_t>(std::max(count_, 1));
   // The shared kernel where its rows fit in half the local memory and a work-group of 128 is allowed (any GPU).
@@ -55,8 +53,7 @@ DeviceSortedSeries::DeviceSortedSeries(Device& device, std::span<const uint8_t> 
   replace_ =
       device.kernel("sorted_series.cl", shared_ ? "sorted_series_replace_shared" : "sorted_series_replace", defines);
   medians_ = device.kernel("sorted_series.cl", "sorted_series_medians", defines);
-  masked_ = DeviceBuffer<int>(device, n);
-  if (count_ > 0) masked_.write(device.queue(), masked);
+  masked_ = upload_masked_voxels(device, masked);
   nonfinite_ = DeviceBuffer<int>(device, n);
   if (arena != nullptr) {
     outliers_ = arena->take<int>(2, outliers_host_);
