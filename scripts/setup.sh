@@ -11,7 +11,7 @@ PACKAGES=(
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libgl-dev xvfb xauth libgl1-mesa-dri
-  python3 python3-scipy python3-statsmodels python3-dipy python3-nibabel
+  python3 python3-scipy python3-statsmodels python3-dipy python3-nibabel python3-sklearn
   libclblast-dev librandom123-dev
   libgdcm-dev libgdcm-tools dcm2niix
   libopenmpi-dev openmpi-bin
