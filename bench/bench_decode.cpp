@@ -4,12 +4,14 @@
 // on the device and its read-back, the eigendecomposition of the training set's Gram matrix (SampleSpace::fold), the
 // fit in the span of the samples (each model), and the weights back-projected on the device. Also a 12-fold
 // cross-validation (k-fold) of each model from the same Gram matrix. One JSON line per model: medians and p95 of each
-// stage over --runs repetitions, and the whole training.
+// stage over --runs repetitions, and the whole training. Then the live decoder's step per TR (enqueue and read) at
+// 64x64x33 with every voxel a feature, for 1 and 4 decision functions.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <numeric>
 #include <random>
 
@@ -17,6 +19,7 @@
 #include "core/decoding/cross_validation.hpp"
 #include "core/decoding/feature_weights.hpp"
 #include "core/decoding/gram_matrix.hpp"
+#include "core/decoding/live_decoder.hpp"
 #include "core/decoding/sample_features.hpp"
 #include "core/decoding/sample_space.hpp"
 
@@ -133,6 +136,48 @@ void bench_model(rtf::Device& dev, const Options& o, const Data& d, rtf::Decoder
                           {"cv_accuracy", accuracy}});
 }
 
+// The live decoder's step per TR at 64x64x33: every voxel of the grid a feature (135,168: more than any brain mask),
+// M decision functions; a ring of 200 volumes, enqueue + read (the feedback path's wait) per volume.
+void bench_live(rtf::Device& dev, int functions, int runs) {
+  rtf::ImageHeader h;
+  h.dims = {64, 64, 33};
+  h.num_volumes = 1;
+  rtf::DecoderModelFile m;
+  m.model = rtf::DecoderModel::kLogistic;
+  for (int c = 0; c < std::max(2, functions); ++c) m.classes.push_back(std::string(1, static_cast<char>('a' + c)));
+  m.dims = {64, 64, 33};
+  m.affine = h.affine;
+  m.voxels.resize(64 * 64 * 33);
+  std::iota(m.voxels.begin(), m.voxels.end(), 0);
+  m.coef = Eigen::MatrixXd::Random(static_cast<Eigen::Index>(m.voxels.size()), functions);
+  m.intercept = Eigen::VectorXd::Zero(functions);
+  rtf::LiveDecoder decoder(dev, m, h);
+  constexpr int kRing = 200;
+  std::vector<float> volumes(static_cast<size_t>(kRing) * m.voxels.size());
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> normal(1000.0f, 10.0f);
+  for (float& v : volumes) v = normal(rng);
+  rtf::DeviceBuffer<float> ring(dev, volumes.size());
+  ring.write(dev.queue(), volumes);
+  std::vector<double> ms;
+  for (int t = 0; t < runs + 20; ++t) {
+    const auto t0 = Clock::now();
+    decoder.enqueue(ring, static_cast<size_t>(t % kRing) * m.voxels.size());
+    const rtf::LiveDecision d = decoder.read();
+    if (t >= 20) ms.push_back(ms_since(t0));
+    if (!std::isfinite(d.decision.front())) throw std::runtime_error("bench_decode: a non-finite decision");
+  }
+  const rtf::bench::Timing t = rtf::bench::summarize(ms);
+  rtf::bench::print_line({{"bench", "decoder_live_apply"},
+                          {"device", dev.info().device_name},
+                          {"grid", "64x64x33"},
+                          {"features", m.voxels.size()},
+                          {"decision_functions", functions},
+                          {"volumes", runs},
+                          {"median_ms", t.median},
+                          {"p95_ms", t.p95}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,6 +198,7 @@ int main(int argc, char** argv) {
                                       rtf::DecoderModel::kSvmHinge, rtf::DecoderModel::kRidge}) {
       bench_model(*dev, o, d, m);
     }
+    for (const int functions : {1, 4}) bench_live(*dev, functions, 500);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_decode: error: %s\n", e.what());
     return 1;

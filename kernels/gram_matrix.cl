@@ -15,7 +15,7 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void gram_partial(__global const float* restrict x,
-                                                                             __global double* restrict partial) {
+                                                                                __global double* restrict partial) {
   const int tile_i = get_group_id(1), tile_j = get_group_id(0);
   if (tile_j < tile_i) return;  // the whole group: the lower triangle comes from the upper
   const int tx = get_local_id(0), ty = get_local_id(1);

@@ -144,13 +144,13 @@ void run_decode_command(const DecodeOptions& o, const DeviceOpener& open_device)
   phase = Stopwatch();
   const std::unique_ptr<Device> device = open_device();
   const std::vector<uint8_t> mask = feature_mask(o, runs.front(), *device);
-  r.voxels = masked_voxels(mask);
+  const std::vector<int> voxels = masked_voxels(mask);
   r.grid = runs.front().header();
   r.grid.num_volumes = 1;
   std::vector<const Image*> run_pointers;
   run_pointers.reserve(runs.size());
   for (const Image& run : runs) run_pointers.push_back(&run);
-  const SampleFeatures x = sample_features(*device, run_pointers, r.voxels, s, o.features);
+  const SampleFeatures x = sample_features(*device, run_pointers, voxels, s, o.features);
   const int64_t n = x.samples, p = x.features;
   const int classes = static_cast<int>(s.classes.size());
   fmt::print("decode: {} run(s), {} samples ({}), {} features{}, {} folds ({}), model {}\n", runs.size(), n,
@@ -187,8 +187,19 @@ void run_decode_command(const DecodeOptions& o, const DeviceOpener& open_device)
   const LinearFit fit = fit_linear_model(r.model, all.train, s.label, classes, o.solver);
   r.final_converged = fit.converged;
   r.final_iterations = fit.iterations;
-  r.intercept = fit.intercept;
-  r.weights = dual ? feature_weights(*device, x.x, n, p, all.to_samples * fit.coef) : fit.coef;
+  DecoderModelFile& m = r.final_model;
+  m.model = r.model;
+  m.classes = s.classes;
+  m.dims = {r.grid.dims[0], r.grid.dims[1], r.grid.dims[2]};
+  m.affine = r.grid.affine;
+  m.voxels = voxels;
+  m.coef = dual ? feature_weights(*device, x.x, n, p, all.to_samples * fit.coef) : fit.coef;
+  m.intercept = fit.intercept;
+  m.detrend_poly_order = o.features.poly_order;
+  m.highpass_cutoff_s = o.features.highpass_cutoff_s;
+  m.scaling = o.features.zscore ? FeatureScaling::kPerRun : FeatureScaling::kNone;
+  m.lag_s = o.labels.lag_s;
+  m.rest = o.labels.rest;
   r.timing["final_model"] = phase.seconds();
 
   std::optional<DecodingPermutations> null;
@@ -202,6 +213,13 @@ void run_decode_command(const DecodeOptions& o, const DeviceOpener& open_device)
   }
   r.settings = settings_json(o, r.model);
   r.settings["seed"] = o.seed;
+  m.training = {{"samples", s.size()},
+                {"class_counts", s.class_counts()},
+                {"cv", o.cv},
+                {"cv_accuracy", r.cv.mean_accuracy},
+                {"cv_balanced_accuracy", r.cv.mean_balanced_accuracy},
+                {"solver", r.settings["solver"]},
+                {"runs", o.bold}};
 
   phase = Stopwatch();
   io::OutputSet outputs;

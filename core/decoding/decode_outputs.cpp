@@ -20,7 +20,7 @@ std::string number(double v) {
 
 // Column names of the decision values: "decision" for one function, else "decision_CLASS".
 std::vector<std::string> decision_columns(const DecodeResult& r) {
-  if (r.intercept.size() == 1) return {"decision"};
+  if (r.final_model.decision_functions() == 1) return {"decision"};
   std::vector<std::string> names;
   for (const std::string& c : r.samples.classes) names.push_back("decision_" + c);
   return names;
@@ -77,49 +77,21 @@ std::string confusion_tsv(const DecodeResult& r) {
 
 Image weight_maps(const DecodeResult& r) {
   ImageHeader h = r.grid;
-  const auto m = r.weights.cols();
+  const Eigen::MatrixXd& weights = r.final_model.coef;
+  const std::vector<int>& voxels = r.final_model.voxels;
+  const auto m = weights.cols();
   h.num_volumes = m;
   Image maps(h, 0.0f);
   for (Eigen::Index k = 0; k < m; ++k) {
     const std::span<float> volume = maps.volume(k);
-    for (size_t f = 0; f < r.voxels.size(); ++f) {
-      volume[static_cast<size_t>(r.voxels[f])] = static_cast<float>(r.weights(static_cast<Eigen::Index>(f), k));
+    for (size_t f = 0; f < voxels.size(); ++f) {
+      volume[static_cast<size_t>(voxels[f])] = static_cast<float>(weights(static_cast<Eigen::Index>(f), k));
     }
   }
   return maps;
 }
 
 }  // namespace
-
-nlohmann::json decoder_model_json(const DecodeResult& r) {
-  nlohmann::json j;
-  j["format"] = "rtfmri-decoder";
-  j["version"] = 1;
-  j["model"] = decoder_model_name(r.model);
-  j["classes"] = r.samples.classes;
-  j["decision_functions"] = r.weights.cols();
-  if (r.weights.cols() == 1) j["positive_class"] = r.samples.classes.at(1);
-  j["grid"] = {{"dims", {r.grid.dims[0], r.grid.dims[1], r.grid.dims[2]}}};
-  nlohmann::json affine = nlohmann::json::array();
-  for (int row = 0; row < 4; ++row) {
-    affine.push_back({r.grid.affine(row, 0), r.grid.affine(row, 1), r.grid.affine(row, 2), r.grid.affine(row, 3)});
-  }
-  j["grid"]["affine"] = affine;
-  j["mask_voxels"] = r.voxels;
-  nlohmann::json coef = nlohmann::json::array();
-  for (Eigen::Index m = 0; m < r.weights.cols(); ++m) {
-    coef.push_back(std::vector<double>(r.weights.col(m).data(), r.weights.col(m).data() + r.weights.rows()));
-  }
-  j["coef"] = coef;
-  j["intercept"] = std::vector<double>(r.intercept.data(), r.intercept.data() + r.intercept.size());
-  j["preprocessing"] = r.settings.value("preprocessing", nlohmann::json::object());
-  j["training"] = {{"samples", r.samples.size()},
-                   {"class_counts", r.samples.class_counts()},
-                   {"cv_accuracy", r.cv.mean_accuracy},
-                   {"cv_balanced_accuracy", r.cv.mean_balanced_accuracy},
-                   {"solver", r.settings.value("solver", nlohmann::json::object())}};
-  return j;
-}
 
 nlohmann::json decode_summary(const DecodeResult& r) {
   nlohmann::json j = r.settings;
@@ -128,7 +100,7 @@ nlohmann::json decode_summary(const DecodeResult& r) {
   j["samples"] = r.samples.size();
   j["ambiguous_volumes"] = r.samples.ambiguous;
   j["unlabelled_volumes"] = r.samples.unlabelled;
-  j["features"] = r.voxels.size();
+  j["features"] = r.final_model.voxels.size();
   j["folds"] = r.cv.folds.size();
   j["accuracy"] = r.cv.mean_accuracy;
   j["balanced_accuracy"] = r.cv.mean_balanced_accuracy;
@@ -151,7 +123,7 @@ void write_decode_files(const DecodeResult& r, const std::string& prefix, io::Ou
   write_text_atomically(outputs.add(prefix + "_folds.tsv"), folds_tsv(r));
   write_text_atomically(outputs.add(prefix + "_confusion.tsv"), confusion_tsv(r));
   write_nifti(outputs.add(prefix + "_weights.nii.gz"), weight_maps(r));
-  write_text_atomically(outputs.add(prefix + "_model.json"), decoder_model_json(r).dump() + "\n");
+  write_text_atomically(outputs.add(prefix + "_model.json"), decoder_model_to_json(r.final_model).dump() + "\n");
   write_text_atomically(outputs.add(prefix + "_decode.json"), decode_summary(r).dump(2) + "\n");
   if (r.permutations != nullptr) {
     std::string text;

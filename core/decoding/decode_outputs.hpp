@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/decoding/cross_validation.hpp"
+#include "core/decoding/decoder_model_file.hpp"
 #include "core/decoding/decoding_permutation.hpp"
 #include "core/decoding/decoding_samples.hpp"
 #include "core/decoding/linear_model.hpp"
@@ -29,12 +30,10 @@ struct DecodeResult {
   std::vector<std::string> fold_names;  // what each fold left out ("run 2", "block 7", "samples 0-39")
   std::vector<int64_t> fold_train_sizes;
   CvResult cv;
-  Eigen::MatrixXd weights;    // p x M: the final model's weights over the features
-  Eigen::VectorXd intercept;  // M
+  DecoderModelFile final_model;  // fitted to every sample: its weights over the features, the mask, preprocessing
   bool final_converged = true;
   int final_iterations = 0;
-  std::vector<int> voxels;  // the features' voxels (indices into a volume)
-  ImageHeader grid;         // the runs' grid (3D)
+  ImageHeader grid;  // the runs' grid (3D)
   const DecodingPermutations* permutations = nullptr;
   nlohmann::json settings;  // options and preprocessing, copied into the model file and the summary
   nlohmann::json timing;    // seconds per phase
@@ -42,9 +41,6 @@ struct DecodeResult {
 
 // The summary written to PREFIX_decode.json (also printed in part).
 nlohmann::json decode_summary(const DecodeResult& r);
-
-// The model file's JSON ("format": "rtfmri-decoder", "version": 1).
-nlohmann::json decoder_model_json(const DecodeResult& r);
 
 // Adds every file to `outputs` and writes it (committed by the caller).
 void write_decode_files(const DecodeResult& r, const std::string& prefix, io::OutputSet& outputs);

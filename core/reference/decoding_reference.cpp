@@ -1,6 +1,7 @@
 // The decoders' references: plain loops in double.
 #include "core/reference/decoding_reference.hpp"
 
+#include <Eigen/Dense>
 #include <cmath>
 
 #include "core/reference/detrend_reference.hpp"
@@ -63,6 +64,40 @@ Eigen::MatrixXd back_projection(std::span<const float> x, int64_t n, int64_t p, 
     }
   }
   return w;
+}
+
+std::vector<double> live_decision(std::span<const float> volumes, int64_t volume_size, std::span<const int> voxels,
+                                  const Eigen::MatrixXd& coef, const Eigen::VectorXd& intercept, int detrend, int scale,
+                                  std::span<const double> shift, std::span<const double> scale_by) {
+  const int64_t n = static_cast<int64_t>(volumes.size()) / volume_size;
+  std::vector<double> out(intercept.data(), intercept.data() + intercept.size());
+  for (size_t f = 0; f < voxels.size(); ++f) {
+    Eigen::VectorXd y(n);
+    for (int64_t t = 0; t < n; ++t) y(t) = volumes[static_cast<size_t>(t * volume_size + voxels[f])];
+    Eigen::VectorXd residual = y;
+    if (detrend >= 0) {
+      Eigen::MatrixXd design(n, detrend + 1);
+      for (int64_t t = 0; t < n; ++t) {
+        design(t, 0) = 1.0;
+        if (detrend == 1) design(t, 1) = static_cast<double>(t);
+      }
+      const Eigen::MatrixXd xtx = design.transpose() * design;
+      // A line through one point is any line: the mean then (the device's b = 0 for n = 1).
+      const Eigen::VectorXd beta = n > detrend ? Eigen::VectorXd(xtx.ldlt().solve(design.transpose() * y))
+                                               : Eigen::VectorXd(Eigen::VectorXd::Constant(1, y.mean()));
+      residual = y - design.leftCols(beta.size()) * beta;
+    }
+    double z = residual(n - 1);
+    if (scale == 1) {
+      const double sd = std::sqrt(residual.squaredNorm() / static_cast<double>(n));
+      z = sd > 0.0 ? z / sd : 0.0;
+    } else if (scale == 2) {
+      z = (z - shift[f]) / scale_by[f];
+    }
+    for (Eigen::Index m = 0; m < coef.cols(); ++m)
+      out[static_cast<size_t>(m)] += coef(static_cast<Eigen::Index>(f), m) * z;
+  }
+  return out;
 }
 
 }  // namespace rtf::reference
