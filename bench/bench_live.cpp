@@ -6,7 +6,8 @@
 // p50/p95/p99/max over the analysed volumes after the first `--warmup` (the first volume builds the run's kernels).
 // `--runs N` streams N runs of the phantom at once (run-1 ... run-N, one sender each, the same period), as a second
 // sender at the scanner would: one line per run, each run's quantiles over its own volumes (docs/live.md, "Several
-// runs at once"; runs beyond --max-live-runs are recorded only and have no analysed volumes). JSON lines on stdout.
+// runs at once"; runs beyond --max-live-runs are recorded only and have no analysed volumes). `--decoder 1` adds a
+// live decoder over the phantom's brain (a random logistic model file). JSON lines on stdout.
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
@@ -20,6 +21,7 @@
 #include <thread>
 
 #include "bench/bench_stats.hpp"
+#include "core/decoding/decoder_model_file.hpp"
 #include "core/util/quantiles.hpp"
 #include "sim/phantom/phantom.hpp"
 #include "sim/replay/replay.hpp"
@@ -40,7 +42,30 @@ struct Options {
   bool qa = true;
   int runs = 1;  // runs streamed at once
   int64_t max_live_runs = 2;
+  bool decoder = false;  // a live decoder over the phantom's brain ([decoder] model, a random logistic model)
 };
+
+// A logistic model file over the voxels of `volume` above a fifth of its maximum (the phantom's brain), random weights.
+std::filesystem::path write_decoder_model(const rtf::Image& volume, const std::filesystem::path& dir,
+                                          int64_t& features) {
+  rtf::DecoderModelFile m;
+  m.model = rtf::DecoderModel::kLogistic;
+  m.classes = {"rest", "task"};
+  const rtf::ImageHeader& h = volume.header();
+  m.dims = {h.dims[0], h.dims[1], h.dims[2]};
+  m.affine = h.affine;
+  const std::span<const float> v = volume.volume(0);
+  const float top = *std::max_element(v.begin(), v.end());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] > 0.2f * top) m.voxels.push_back(static_cast<int>(i));
+  }
+  m.coef = Eigen::MatrixXd::Random(static_cast<Eigen::Index>(m.voxels.size()), 1) * 1e-3;
+  m.intercept = Eigen::VectorXd::Zero(1);
+  features = m.features();
+  const std::filesystem::path path = dir / "decoder_model.json";
+  std::ofstream(path) << rtf::decoder_model_to_json(m).dump();
+  return path;
+}
 
 void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> dims, double voxel_mm) {
   using namespace rtf;
@@ -83,6 +108,8 @@ void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> 
   c.feedback_tcp = "127.0.0.1:0";
   c.max_live_runs = opt.max_live_runs;
   c.qa = opt.qa;
+  int64_t decoder_features = 0;
+  if (opt.decoder) c.decoder_model = write_decoder_model(ph.bold, dir, decoder_features).string();
   stream::IngestOptions ingest;
   ingest.recorder.fsync = opt.fsync ? stream::FsyncPolicy::kEveryVolume : stream::FsyncPolicy::kNone;
   std::vector<std::vector<stream::LatencyStage>> stages(static_cast<size_t>(opt.runs));
@@ -164,6 +191,7 @@ void bench_grid(rtf::Device& device, const Options& opt, std::array<int64_t, 3> 
                             {"runs_at_once", opt.runs},
                             {"max_live_runs", opt.max_live_runs},
                             {"qa", opt.qa},
+                            {"decoder_features", decoder_features},
                             {"run", fmt::format("run-{}", k + 1)},
                             {"analysed", counters.analysed},
                             {"skipped", counters.skipped},
@@ -185,6 +213,8 @@ int main(int argc, char** argv) {
   app.add_option("--period", opt.period_s, "Seconds between volumes")->capture_default_str();
   app.add_flag("--fsync", opt.fsync, "fdatasync every volume before its ACK (the server's default)");
   app.add_option("--qa", opt.qa, "The live QA stage on (1, the server's default) or off (0)")->capture_default_str();
+  app.add_option("--decoder", opt.decoder, "A live decoder over the phantom's brain (1) or none (0, the default)")
+      ->capture_default_str();
   app.add_option("--runs", opt.runs, "Runs streamed at once (run-1 ... run-N), one sender each")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

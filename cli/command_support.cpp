@@ -154,6 +154,11 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
       ->check(CLI::ExistingFile);
   cmd.add_option("--qa-fd-filter", f.qa_fd_filter,
                  "Respiration filter of the motion before the QA's FD: none, notch or lowpass (for TR < 1 s)");
+  cmd.add_option(
+         "--decoder-model", v.decoder_model,
+         "Live decoder: a model file (rtfmri decode's PREFIX_model.json) applied to every volume; each feedback "
+         "line gets its decision, probabilities and status (docs/algorithms/decoding.md)")
+      ->check(CLI::ExistingFile);
   cmd.add_option("--motion-ref", v.motion_reference,
                  "Motion reference: a volume index of each run, or a 3D NIfTI on the runs' grid")
       ->capture_default_str();
@@ -224,6 +229,7 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   if (f.no_motion) c.motion = false;
   if (f.no_qa) c.qa = false;
   if (given("--qa-mask")) c.qa_mask = o.qa_mask;
+  if (given("--decoder-model")) c.decoder_model = o.decoder_model;
   if (given("--qa-fd-filter")) c.qa_options.fd_filter.kind = parse_fd_filter(f.qa_fd_filter);
   if (given("--fwhm")) c.smoothing_fwhm_mm = o.smoothing_fwhm_mm;
   if (given("--contrast")) c.contrasts = o.contrasts;

@@ -52,8 +52,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void decoder_apply(
     r = x;
 #endif
 #if SCALE == 1
-    const double sd = sqrt(fmax(rss, 0.0) / n);
-    z = sd > 0.0 ? r / sd : 0.0;
+    // A NaN or inf among the voxel's values so far makes z NaN (fmax would have hidden it).
+    const double sd = isnan(rss) || isinf(rss) ? NAN : sqrt(fmax(rss, 0.0) / n);
+    z = isnan(sd) ? NAN : (sd > 0.0 ? r / sd : 0.0);
 #elif SCALE == 2
     z = (r - shift[f]) / scale[f];
 #else

@@ -96,6 +96,33 @@ nlohmann::json qa_alarm_json(const std::vector<QaAlarm>& alarms) {
   return out;
 }
 
+// The live decoder's object (docs/protocol.md): status, why it is off, and when on the volume's decision value(s),
+// predicted class and (logistic) class probabilities by name.
+nlohmann::json decoder_json(const TrResult& r) {
+  nlohmann::json j{{"status", r.decoder_status}};
+  if (!r.decoder_reason.empty()) j["reason"] = r.decoder_reason;
+  if (!r.decoder) return j;
+  const LiveDecision& d = *r.decoder;
+  const std::vector<std::string>* classes = r.decoder_classes.get();
+  if (d.decision.size() == 1) {
+    j["decision"] = finite_or_null(d.decision.front());
+  } else {
+    nlohmann::json values = nlohmann::json::array();
+    for (const double v : d.decision) values.push_back(finite_or_null(v));
+    j["decision"] = values;
+  }
+  if (classes != nullptr && d.predicted >= 0 && static_cast<size_t>(d.predicted) < classes->size()) {
+    j["predicted"] = (*classes)[static_cast<size_t>(d.predicted)];
+  }
+  if (!d.probability.empty() && classes != nullptr) {
+    nlohmann::json p = nlohmann::json::object();
+    for (size_t k = 0; k < d.probability.size() && k < classes->size(); ++k)
+      p[(*classes)[k]] = finite_or_null(d.probability[k]);
+    j["probabilities"] = p;
+  }
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json feedback_json(const TrResult& r, const IngestLatency& latency, int64_t skipped_since_last) {
@@ -132,6 +159,7 @@ nlohmann::json feedback_json(const TrResult& r, const IngestLatency& latency, in
     j["qa"] = qa_json(*q, false, 0);
     if (!q->alarms.empty()) j["qa_alarm"] = qa_alarm_json(q->alarms);
   }
+  if (!r.decoder_status.empty()) j["decoder"] = decoder_json(r);
   j["latency_ms"] = latency_json(latency);
   return j;
 }

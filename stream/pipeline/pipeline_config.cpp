@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/decoding/decoder_model_file.hpp"
 #include "core/io/data_lookup.hpp"
 #include "core/registration/linear_registration.hpp"
 #include "core/registration/nonlinear_registration.hpp"
@@ -159,12 +160,12 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   }
   PipelineConfig c;
   std::set<std::string> sections{"server", "run",          "registration", "motion", "smoothing", "glm",
-                                 "cca",    "connectivity", "feedback",     "qa",     "outputs"};
+                                 "cca",    "connectivity", "feedback",     "qa",     "decoder",   "outputs"};
   for (auto&& [k, v] : root) {
     if (!sections.count(std::string(k.str())) || !v.is_table()) {
       throw std::invalid_argument(
           fmt::format("config: unknown section '{}' (sections: server, run, registration, motion, smoothing, "
-                      "glm, cca, connectivity, feedback, qa, outputs)",
+                      "glm, cca, connectivity, feedback, qa, decoder, outputs)",
                       k.str()));
     }
   }
@@ -295,6 +296,10 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   qa.read("carpet_rows", q.carpet_rows);
   qa.read("tsnr_map_every", q.tsnr_map_every);
   qa.finish();
+  Section decoder(table("decoder"), "decoder");
+  decoder.read("model", c.decoder_model);
+  c.decoder_model = resolve(base_dir, c.decoder_model);
+  decoder.finish();
   Section out(table("outputs"), "outputs");
   out.read("results_pub", c.results_pub);
   out.read("feedback_tcp", c.feedback_tcp);
@@ -339,6 +344,13 @@ void validate(const PipelineConfig& c) {
     if (!ok) throw std::invalid_argument("config: " + what);
   };
   require(!c.session_dir.empty(), "[server] session_dir is required");
+  if (!c.decoder_model.empty()) {
+    try {
+      (void)read_decoder_model(c.decoder_model);  // a model file that cannot work refuses the start, naming its key
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("config: [decoder] model: {}", e.what()));
+    }
+  }
   if (c.qa) {
     try {
       validate(c.qa_options);

@@ -108,6 +108,10 @@ struct PipelineConfig {
   bool qa = true;
   std::string qa_mask;  // a brain mask on the EPI grid; "": the brain mask of each run's first volume
   LiveQaOptions qa_options;
+  // [decoder]: a linear decoder applied to every volume (docs/algorithms/decoding.md "Live"): the model file
+  // (rtfmri decode's PREFIX_model.json, or examples/export_sklearn_decoder.py's); every feedback line carries its
+  // decision, probabilities and status. "": off.
+  std::string decoder_model;
   // [outputs]
   std::string results_pub = "tcp://127.0.0.1:5556";  // "" off
   std::string feedback_tcp = "127.0.0.1:5557";       // "" off

@@ -66,6 +66,7 @@ RunPipeline::RunPipeline(Device& device, const PipelineConfig& config, const Ima
       wait_for_rois_(wait_for_rois) {
   tr_s_ = config_.tr_s > 0 ? config_.tr_s : grid_.tr_s;
   std::filesystem::create_directories(run_dir_);
+  start_decoder();
   if (config_.motion) {
     LiveMotionOptions m;
     if (motion_reference_is_index(config_.motion_reference)) {
@@ -205,6 +206,7 @@ std::vector<std::string> RunPipeline::active_stages() const {
   if (feedback_rois_) s.push_back(fmt::format("feedback ROIs ({})", feedback_roi_names_.size()));
   if (feedback_) s.emplace_back("feedback value");
   if (config_.qa && !qa_off_) s.emplace_back("qa");
+  if (decoder_) s.emplace_back("decoder");
   return s;
 }
 
@@ -212,6 +214,7 @@ void RunPipeline::upload(int64_t index, std::span<const std::byte> payload, Data
   const ClEvent done = raw_ring_.push(index, payload, type);
   const cl_event e = done.get();
   RTF_CL_CHECK(clWaitForEvents(1, &e));
+  update_decoder(index);
 }
 
 template <typename F>
@@ -235,6 +238,7 @@ TrResult RunPipeline::process(int64_t index) {
   r.run = run_;
   r.index = index;
   r.qa_previous = last_qa_;
+  read_decoder(r);
   r.dims = grid_.dims;
   r.affine = grid_.affine;
   ++analysed_;

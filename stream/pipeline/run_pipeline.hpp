@@ -24,6 +24,7 @@
 #include "core/connectivity/roi_correlation.hpp"
 #include "core/connectivity/roi_timeseries.hpp"
 #include "core/connectivity/seed_correlation.hpp"
+#include "core/decoding/live_decoder.hpp"
 #include "core/design/design_matrix.hpp"
 #include "core/feedback/feedback_run.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
@@ -80,6 +81,11 @@ struct TrResult {
   // the feedback value went out (so in the PUB message, not the feedback line); `qa_previous` the newest complete
   // one when process() ran (the feedback line's, normally the volume before).
   std::shared_ptr<const LiveQaSample> qa, qa_previous;
+  // The live decoder ([decoder] model; core/decoding/live_decoder.hpp): its status ("ok", "warming-up", "off"; empty
+  // when no model is configured), why it is off, this volume's decision, and the model's classes.
+  std::string decoder_status, decoder_reason;
+  std::optional<LiveDecision> decoder;
+  std::shared_ptr<const std::vector<std::string>> decoder_classes;
 };
 
 // A viewer that connects late, or a dropped PUB message, gets the ROI labels within this many messages.
@@ -140,6 +146,11 @@ class RunPipeline {
   void backfill(int64_t index);
   template <typename F>
   void guarded(const char* stage, TrResult& r, F&& body);
+  // The live decoder (stream/pipeline/run_pipeline_decoder.cpp): built for the run's grid at its start (off, with the
+  // reason, when the model does not fit), fed every uploaded volume in order, read for the analysed one.
+  void start_decoder();
+  void update_decoder(int64_t index);
+  void read_decoder(TrResult& r);
 
   Device& device_;
   PipelineConfig config_;
@@ -184,6 +195,11 @@ class RunPipeline {
   // The CNR map of the published contrast (cumulative GLM): c'beta / sqrt(residual variance), NaN where it has none.
   std::vector<float> cnr_map() const;
   std::vector<uint8_t> atlas_grey_;  // the atlas's voxels on the grid (empty: no atlas placed)
+  // [decoder]
+  std::unique_ptr<LiveDecoder> decoder_;
+  std::string decoder_off_;   // why the decoder is off for this run ("" while on, or without a model)
+  int64_t decoder_next_ = 0;  // the volume index the decoder takes next
+  std::shared_ptr<const std::vector<std::string>> decoder_classes_;
   std::vector<int64_t> raw_slots_, analysis_slots_;
   std::vector<std::string> failed_once_;  // stages whose failure was logged at error level already
 

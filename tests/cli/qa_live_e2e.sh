@@ -69,25 +69,8 @@ PIDS+=("$SERVER")
 started() { grep -q "listening on" "$WORK/server.log" || ! kill -0 "$SERVER" 2>/dev/null; }
 wait_for 900 started && grep -q "listening on" "$WORK/server.log" || die "the server did not start"
 # The recording client: connected before the first volume is sent.
-/usr/bin/python3 - "$FEEDBACK" "$WORK/lines.jsonl" "$WORK/client.ready" $VOLUMES >"$WORK/client.log" 2>&1 <<'PY' &
-import json, socket, sys
-port, out, ready, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
-s = socket.create_connection(("127.0.0.1", port))
-open(ready, "w").close()
-buf, lines = b"", []
-with open(out, "w") as f:
-    while len(lines) < n:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            if line.strip():
-                lines.append(json.loads(line))
-                f.write(line.decode() + "\n")
-                f.flush()
-PY
+/usr/bin/python3 "$HERE/record_feedback_lines.py" "$FEEDBACK" "$WORK/lines.jsonl" "$WORK/client.ready" $VOLUMES \
+  >"$WORK/client.log" 2>&1 &
 CLIENT=$!
 PIDS+=("$CLIENT")
 client_ready() { [[ -f "$WORK/client.ready" ]] || ! kill -0 "$CLIENT" 2>/dev/null; }

@@ -6,6 +6,8 @@
 // ctest-label: gpu
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "core/decoding/live_decoder.hpp"
@@ -138,6 +140,30 @@ TEST(LiveDecoder, TheLastVolumeDecidesAsTheOfflineFeatures) {
   reference::decoding_features(series, p, detrend_design(length, 2.0, {1, std::nullopt, true}), rows, true, x);
   const double offline = m.intercept[0] + Eigen::Map<const Eigen::VectorXd>(x.data(), p).dot(m.coef.col(0));
   EXPECT_NEAR(d.decision[0], offline, 1e-9 * std::max(10.0, std::abs(offline)));
+}
+
+// A NaN in a feature voxel makes the decision NaN from that volume on, for every scaling (never silently 0), so that
+// the live stage can say the decoder is off.
+TEST(LiveDecoder, ANanInAFeatureVoxelShowsInTheDecision) {
+  Device& dev = test::test_device();
+  for (const FeatureScaling scaling : {FeatureScaling::kPerRun, FeatureScaling::kFeatureScale, FeatureScaling::kNone}) {
+    DecoderModelFile m = random_model(2, 21);
+    m.scaling = scaling;
+    LiveDecoder decoder(dev, m, grid());
+    std::vector<float> run = random_run(12, 22);
+    run[static_cast<size_t>(6 * kVolume + m.voxels[5])] = std::numeric_limits<float>::quiet_NaN();
+    DeviceBuffer<float> ring(dev, run.size());
+    ring.write(dev.queue(), run);
+    for (int64_t t = 0; t < 12; ++t) {
+      decoder.enqueue(ring, static_cast<size_t>(t * kVolume));
+      const double d = decoder.read().decision.front();
+      if (t < 6) {
+        EXPECT_TRUE(std::isfinite(d)) << t;
+      } else if (t == 6 || scaling == FeatureScaling::kPerRun) {
+        EXPECT_TRUE(std::isnan(d)) << "volume " << t << ", scaling " << static_cast<int>(scaling);
+      }
+    }
+  }
 }
 
 TEST(LiveDecoder, RefusesWhatTheLivePathCannotReproduce) {
