@@ -159,6 +159,13 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
          "Live decoder: a model file (rtfmri decode's PREFIX_model.json) applied to every volume; each feedback "
          "line gets its decision, probabilities and status (docs/algorithms/decoding.md)")
       ->check(CLI::ExistingFile);
+  cmd.add_option("--decoder-feedback", v.decoder_feedback,
+                 "The feedback value from the decoder: probability (of --decoder-target) or decision")
+      ->check(CLI::IsMember({"probability", "decision"}));
+  cmd.add_option("--decoder-target", v.decoder_target, "The decoded feedback's class (default: the positive class)");
+  cmd.add_option("--decoder-average", v.decoder_average_volumes,
+                 "Decoded feedback: the mean over this many volumes (intermittent: a block's last ones)")
+      ->check(CLI::Range(1, 100000));
   cmd.add_option("--motion-ref", v.motion_reference,
                  "Motion reference: a volume index of each run, or a 3D NIfTI on the runs' grid")
       ->capture_default_str();
@@ -230,6 +237,9 @@ stream::PipelineConfig pipeline_config_from(const PipelineFlags& f, const CLI::A
   if (f.no_qa) c.qa = false;
   if (given("--qa-mask")) c.qa_mask = o.qa_mask;
   if (given("--decoder-model")) c.decoder_model = o.decoder_model;
+  if (given("--decoder-feedback")) c.decoder_feedback = o.decoder_feedback;
+  if (given("--decoder-target")) c.decoder_target = o.decoder_target;
+  if (given("--decoder-average")) c.decoder_average_volumes = o.decoder_average_volumes;
   if (given("--qa-fd-filter")) c.qa_options.fd_filter.kind = parse_fd_filter(f.qa_fd_filter);
   if (given("--fwhm")) c.smoothing_fwhm_mm = o.smoothing_fwhm_mm;
   if (given("--contrast")) c.contrasts = o.contrasts;

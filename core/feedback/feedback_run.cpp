@@ -52,6 +52,8 @@ std::string_view feedback_status_name(FeedbackStatus status) {
       return "missing-connectivity";
     case FeedbackStatus::kDegenerate:
       return "degenerate";
+    case FeedbackStatus::kDecoderOff:
+      return "decoder-off";
   }
   return "?";
 }

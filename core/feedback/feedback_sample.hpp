@@ -22,6 +22,7 @@ enum class FeedbackStatus {
   kOutOfOrder,           // the volume index repeats or goes backwards: volume ignored, state unchanged
   kMissingConnectivity,  // provided connectivity: no value, or not a finite r in [-1, 1]
   kDegenerate,           // a series with zero variance (correlation) or a signal level <= 0 (percent)
+  kDecoderOff,           // decoded feedback: the decoder is off, or not ready yet, for this volume
 };
 
 std::string_view feedback_status_name(FeedbackStatus status);

@@ -2,8 +2,10 @@
 #include "stream/pipeline/pipeline_config.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -299,6 +301,9 @@ PipelineConfig parse_pipeline_config(std::string_view toml_text, const std::file
   Section decoder(table("decoder"), "decoder");
   decoder.read("model", c.decoder_model);
   c.decoder_model = resolve(base_dir, c.decoder_model);
+  decoder.read("feedback", c.decoder_feedback);
+  decoder.read("target", c.decoder_target);
+  decoder.read("average_volumes", c.decoder_average_volumes);
   decoder.finish();
   Section out(table("outputs"), "outputs");
   out.read("results_pub", c.results_pub);
@@ -344,12 +349,29 @@ void validate(const PipelineConfig& c) {
     if (!ok) throw std::invalid_argument("config: " + what);
   };
   require(!c.session_dir.empty(), "[server] session_dir is required");
+  require(c.decoder_feedback.empty() || c.decoder_feedback == "probability" || c.decoder_feedback == "decision",
+          fmt::format("[decoder] feedback = \"{}\": \"probability\", \"decision\" or \"\"", c.decoder_feedback));
+  require(c.decoder_feedback.empty() || !c.decoder_model.empty(), "[decoder] feedback needs [decoder] model");
+  require(c.decoder_average_volumes >= 1, "[decoder] average_volumes must be 1 or more");
   if (!c.decoder_model.empty()) {
+    DecoderModelFile model;
     try {
-      (void)read_decoder_model(c.decoder_model);  // a model file that cannot work refuses the start, naming its key
+      model = read_decoder_model(c.decoder_model);  // a model file that cannot work refuses the start, naming its key
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("config: [decoder] model: {}", e.what()));
     }
+    const auto& classes = model.classes;
+    require(c.decoder_target.empty() || std::find(classes.begin(), classes.end(), c.decoder_target) != classes.end(),
+            fmt::format("[decoder] target \"{}\" is not a class of the model ({})", c.decoder_target,
+                        fmt::join(classes, ", ")));
+    require(c.decoder_feedback.empty() || !c.decoder_target.empty() || classes.size() == 2,
+            fmt::format("[decoder] feedback with {} classes needs [decoder] target", classes.size()));
+    require(c.decoder_feedback == "probability" ? has_probabilities(model.model) : true,
+            fmt::format("[decoder] feedback = \"probability\": the {} model has no probabilities (use \"decision\")",
+                        decoder_model_name(model.model)));
+    require(c.feedback_protocol != FeedbackProtocol::kIntermittent || c.decoder_feedback.empty() ||
+                (c.volumes > 0 && !c.events.empty()),
+            "[decoder] feedback with the intermittent protocol needs [run] volumes and events");
   }
   if (c.qa) {
     try {

@@ -112,6 +112,13 @@ struct PipelineConfig {
   // (rtfmri decode's PREFIX_model.json, or examples/export_sklearn_decoder.py's); every feedback line carries its
   // decision, probabilities and status. "": off.
   std::string decoder_model;
+  // The feedback value from the decoder instead of the ROIs: "probability" (of decoder_target) or "decision" (its
+  // decision value; for two classes positive towards the target), averaged over the last decoder_average_volumes
+  // volumes (continuous) or over a regulation block's last ones, given at its end ([feedback] protocol intermittent,
+  // with hrf_delay_s and baseline). "": the [feedback] stage's value. decoder_target "": the model's positive class
+  // (classes[1]) for two classes; required for more.
+  std::string decoder_feedback, decoder_target;
+  int64_t decoder_average_volumes = 1;
   // [outputs]
   std::string results_pub = "tcp://127.0.0.1:5556";  // "" off
   std::string feedback_tcp = "127.0.0.1:5557";       // "" off

@@ -91,6 +91,7 @@ RunPipeline::RunPipeline(Device& device, const PipelineConfig& config, const Ima
     scratch_out_ = DeviceBuffer<float>(device, n);
   }
   setup_design();
+  start_decoder_feedback();
   if (config_.feedback && !config_.feedback_rois.empty()) {
     std::string header = "volume\tvalue\tstatus\tcondition";
     for (const RoiSpec& roi : config_.feedback_rois) header += "\t" + roi.name;
@@ -326,6 +327,7 @@ TrResult RunPipeline::process(int64_t index) {
     for (size_t k = 0; k < config_.feedback_rois.size(); ++k) row += "\tn/a";
     feedback_log_->append(row + "\n");
   }
+  decoded_feedback(r);
   return r;
 }
 

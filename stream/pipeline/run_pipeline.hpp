@@ -26,6 +26,7 @@
 #include "core/connectivity/seed_correlation.hpp"
 #include "core/decoding/live_decoder.hpp"
 #include "core/design/design_matrix.hpp"
+#include "core/feedback/decoder_feedback.hpp"
 #include "core/feedback/feedback_run.hpp"
 #include "core/filters/gaussian_smoothing.hpp"
 #include "core/glm/live_glm.hpp"
@@ -149,8 +150,10 @@ class RunPipeline {
   // The live decoder (stream/pipeline/run_pipeline_decoder.cpp): built for the run's grid at its start (off, with the
   // reason, when the model does not fit), fed every uploaded volume in order, read for the analysed one.
   void start_decoder();
+  void start_decoder_feedback();  // after the design (the events) is set up
   void update_decoder(int64_t index);
   void read_decoder(TrResult& r);
+  void decoded_feedback(TrResult& r);  // r.feedback from the decoder's value ([decoder] feedback)
 
   Device& device_;
   PipelineConfig config_;
@@ -199,6 +202,8 @@ class RunPipeline {
   std::unique_ptr<LiveDecoder> decoder_;
   std::string decoder_off_;   // why the decoder is off for this run ("" while on, or without a model)
   int64_t decoder_next_ = 0;  // the volume index the decoder takes next
+  std::unique_ptr<DecoderFeedback> decoder_feedback_;
+  int decoder_target_ = 1;  // the target class's index among the model's classes
   std::shared_ptr<const std::vector<std::string>> decoder_classes_;
   std::vector<int64_t> raw_slots_, analysis_slots_;
   std::vector<std::string> failed_once_;  // stages whose failure was logged at error level already

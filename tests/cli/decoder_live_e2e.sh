@@ -7,6 +7,8 @@
 #     predicted class and probabilities summing to 1;
 #   - the decoded feedback follows the embedded pattern: the decision's sign gives the labelled class of >= 80% of the
 #     feedback run's labelled volumes after the warm-up (chance: 50%);
+#   - with --decoder-feedback probability --decoder-target face --decoder-average 3, every line's feedback value is
+#     the mean of face's probability over the last 3 decoded volumes ("decoder-off" while it warms up);
 #   - a model trained on another grid: the run goes on (motion in every line) and every line says the decoder is off
 #     and why; a NaN in a feature voxel at volume 10: decisions before it, "off" naming volume 10 from there on; a
 #     malformed model file refuses the server's start, naming its key.
@@ -53,9 +55,10 @@ data[x, y, z, 10] = np.nan
 nib.save(nib.Nifti1Image(data, img.affine, img.header), f"{d}/run2_nan.nii.gz")
 PYEOF
 
-# serve NAME MODEL [RUN]: one run of RUN (default run2) through `rtfmri run --decoder-model MODEL`, the feedback lines in NAME.jsonl.
+# serve NAME MODEL [RUN [FLAGS...]]: one run of RUN (default run2) through `rtfmri run --decoder-model MODEL`, the feedback lines in NAME.jsonl.
 serve() {
   local name=$1 model=$2 bold=${3:-$D/run2.nii.gz}
+  shift 3 2>/dev/null || shift $#
   read -r INGEST FEEDBACK < <(python3 -c '
 import socket
 s = [socket.socket() for _ in range(2)]
@@ -63,7 +66,7 @@ for x in s: x.bind(("127.0.0.1", 0))
 print(*[x.getsockname()[1] for x in s])')
   "$RTFMRI" run --session-dir "$WORK/session_$name" --listen "tcp://127.0.0.1:$INGEST" --results-pub '' \
     --feedback-tcp "127.0.0.1:$FEEDBACK" --fsync none --tr 1.35 --ring 64 --atlas '' --no-qa \
-    --decoder-model "$model" --warm "$D/run2.nii.gz" --exit-after-runs 1 >"$WORK/server_$name.log" 2>&1 &
+    --decoder-model "$model" --warm "$D/run2.nii.gz" --exit-after-runs 1 "$@" >"$WORK/server_$name.log" 2>&1 &
   local server=$!
   PIDS+=("$server")
   started() { grep -q "listening on" "$WORK/server_$name.log" || ! kill -0 "$server" 2>/dev/null; }
@@ -104,6 +107,24 @@ for line in lines:
         hits += d["predicted"] == covering.pop()
 print(f"{hits}/{total} labelled volumes of the feedback run decoded right")
 assert total >= 15 and hits >= 0.8 * total, (hits, total)
+PYEOF
+
+serve valued "$WORK/localizer_model.json" "$D/run2.nii.gz" --decoder-feedback probability --decoder-target face \
+  --decoder-average 3
+if "$PY" - "$WORK/valued.jsonl" <<'PYEOF'; then pass "feedback = the mean of face's last 3 probabilities"; else fail "decoded feedback value"; fi
+import json, math, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 40, len(lines)
+p = {l["volume"]: l["decoder"]["probabilities"]["face"] for l in lines if l["decoder"]["status"] == "ok"}
+for line in lines:
+    v = line["volume"]
+    if v < 2:
+        assert line["feedback"] is None and line["status"] == "decoder-off", line
+        continue
+    window = [p[u] for u in range(v - 2, v + 1) if u in p]
+    want = sum(window) / len(window)
+    assert line["status"] == "ok" and abs(line["feedback"] - want) < 1e-12, (v, line["feedback"], want)
+print("feedback at volume 10:", lines[10]["feedback"])
 PYEOF
 
 serve other "$WORK/other_grid_model.json"
