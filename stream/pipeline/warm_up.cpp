@@ -112,6 +112,20 @@ WarmUpReport warm_up(Device& device, const PipelineConfig& config, const ImageHe
   c.feedback_tcp.clear();
   c.feedback_udp.clear();
   if (c.volumes > 0) c.volumes = std::max<int64_t>(c.volumes, 2);
+  if (!c.decoder_model.empty()) {
+    // The decoder's kernel depends on its model only (voxel count, decision functions), not on where the grid lies:
+    // on the model's dims the warm-up takes the model's affine (a grid spec's is centred on the origin), else leaves
+    // the decoder to the run's start.
+    const DecoderModelFile model = read_decoder_model(c.decoder_model);
+    if (model.dims == grid.dims) {
+      grid.affine = model.affine;
+    } else {
+      spdlog::info("warm-up: the decoder's model is for {}x{}x{} voxels: its kernel is built at a run's start",
+                   model.dims[0], model.dims[1], model.dims[2]);
+      c.decoder_model.clear();
+      c.decoder_feedback.clear();
+    }
+  }
   WarmUpReport report;
   {
     ScratchDir scratch;
